@@ -1,0 +1,28 @@
+// Compiles the TypeScript sources and records what /api/version reports about this build.
+// Build facts come from the environment when the image build sets them (reproducible builds),
+// else from git and the clock.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+function git(args) {
+  try {
+    return execFileSync('git', args, { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  } catch {
+    return '';
+  }
+}
+
+execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', root], { stdio: 'inherit' });
+
+const epoch = process.env.SOURCE_DATE_EPOCH;
+const info = {
+  build_time: epoch ? new Date(Number(epoch) * 1000).toISOString() : new Date().toISOString(),
+  git_commit: process.env.PRINTBOX_GIT_COMMIT || git(['rev-parse', '--short=12', 'HEAD']) || 'unknown',
+  build_type: process.env.PRINTBOX_BUILD_TYPE || 'dev',
+};
+mkdirSync(join(root, 'dist'), { recursive: true });
+writeFileSync(join(root, 'dist/build-info.json'), JSON.stringify(info, null, 2) + '\n');

@@ -1,0 +1,98 @@
+// Forward-only, versioned schema migrations. PRAGMA user_version holds the applied version.
+// Each step runs in its own transaction together with the version bump, so a power cut leaves
+// the database at one version or the next, never in between. A step never drops user data:
+// a later change to a table is a new step that copies rows forward.
+import type { Database } from 'better-sqlite3';
+
+export interface Migration {
+  version: number;
+  description: string;
+  up(db: Database): void;
+}
+
+// Columns of an aggregated tier (hourly, daily, monthly). Counters keep min/max/avg; the served
+// value is max (counters are cumulative). Toner keeps the last reading and the average per key.
+const aggregateTable = (name: string) => `
+  CREATE TABLE ${name} (
+    id INTEGER PRIMARY KEY,
+    serial TEXT NOT NULL,
+    ts INTEGER NOT NULL,              -- bucket start, epoch ms UTC
+    sample_count INTEGER NOT NULL,
+    page_count_min INTEGER, page_count_max INTEGER, page_count_avg REAL,
+    color_pages_min INTEGER, color_pages_max INTEGER, color_pages_avg REAL,
+    mono_pages_min INTEGER, mono_pages_max INTEGER, mono_pages_avg REAL,
+    scan_count_min INTEGER, scan_count_max INTEGER, scan_count_avg REAL,
+    toner_last TEXT,                  -- JSON object, last reading in the bucket
+    toner_avg TEXT,                   -- JSON object, average per key
+    UNIQUE (serial, ts)
+  );`;
+
+export const migrations: Migration[] = [
+  {
+    version: 1,
+    description: 'devices, four metric tiers, settings',
+    up(db) {
+      db.exec(`
+        CREATE TABLE devices (
+          serial TEXT PRIMARY KEY,
+          ip TEXT NOT NULL,
+          manufacturer TEXT, model TEXT, hostname TEXT, firmware TEXT,
+          mac_address TEXT, subnet_mask TEXT, gateway TEXT,
+          consumables TEXT, status_messages TEXT,          -- JSON arrays
+          last_seen INTEGER NOT NULL, created_at INTEGER NOT NULL, first_seen INTEGER NOT NULL,
+          discovery_method TEXT, asset_number TEXT, location TEXT, description TEXT, web_ui_url TEXT,
+          raw_data TEXT,                                   -- JSON object
+          device_type TEXT NOT NULL, source_type TEXT NOT NULL,
+          port_name TEXT, driver_name TEXT, spooler_status TEXT,
+          is_usb INTEGER NOT NULL DEFAULT 0, is_default INTEGER NOT NULL DEFAULT 0,
+          is_shared INTEGER NOT NULL DEFAULT 0, usb_webui_available INTEGER NOT NULL DEFAULT 0,
+          initial_page_count INTEGER,
+          dns_servers TEXT, dhcp_server TEXT,              -- JSON array, string
+          is_saved INTEGER NOT NULL DEFAULT 0, visible INTEGER NOT NULL DEFAULT 1,
+          walk_filename TEXT, last_scan_id INTEGER,
+          locked_fields TEXT,                              -- JSON array of LockedField
+          printer_info TEXT                                -- JSON: last PrinterInfo read from the device
+        );
+        CREATE INDEX devices_listing ON devices (is_saved, visible, last_seen);
+
+        CREATE TABLE metrics_raw (
+          id INTEGER PRIMARY KEY,
+          serial TEXT NOT NULL,
+          ts INTEGER NOT NULL,                             -- epoch ms UTC
+          page_count INTEGER, color_pages INTEGER, mono_pages INTEGER, scan_count INTEGER,
+          toner_levels TEXT,                               -- JSON object
+          extra TEXT                                       -- JSON: other declared counters, kept for export
+        );
+        CREATE INDEX metrics_raw_serial_ts ON metrics_raw (serial, ts);
+        ${aggregateTable('metrics_hourly')}
+        ${aggregateTable('metrics_daily')}
+        ${aggregateTable('metrics_monthly')}
+
+        CREATE TABLE settings (
+          key TEXT PRIMARY KEY,
+          value TEXT NOT NULL                              -- JSON
+        );
+      `);
+    },
+  },
+];
+
+export const latestVersion = migrations[migrations.length - 1].version;
+
+/** Applies every migration above the database's version, each in one transaction. */
+export function migrate(db: Database, upTo: number = latestVersion): number {
+  let current = db.pragma('user_version', { simple: true }) as number;
+  if (current > latestVersion) {
+    // A newer agent wrote this file. Refuse rather than guess: downgrades must not touch data.
+    throw new Error(`database schema version ${current} is newer than this agent supports (${latestVersion})`);
+  }
+  for (const m of migrations) {
+    if (m.version <= current || m.version > upTo) continue;
+    db.transaction(() => {
+      m.up(db);
+      db.pragma(`user_version = ${m.version}`);
+    })();
+    current = m.version;
+  }
+  return current;
+}
