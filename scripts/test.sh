@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The whole test suite: installs what it needs, builds, runs every test. `npm test` calls this.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+stage_start=0
+stage() { stage_start=$(date +%s); echo "== $1"; }
+stage_end() { echo "== $1 took $(( $(date +%s) - stage_start ))s"; }
+
+stage "npm dependencies"
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+stage_end "npm dependencies"
+
+stage "system packages for tests"
+bash scripts/setup-test-deps.sh
+stage_end "system packages for tests"
+
+stage "build"
+npm run build --silent
+stage_end "build"
+
+stage "unit and integration tests"
+mapfile -t files < <(find dist/test -name '*.test.js' | sort)
+node --test --test-reporter=spec "${files[@]}"
+stage_end "unit and integration tests"
+
+if [ -x scripts/boot-test.sh ]; then
+  stage "appliance boot test"
+  scripts/boot-test.sh
+  stage_end "appliance boot test"
+fi

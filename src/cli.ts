@@ -1,0 +1,68 @@
+#!/usr/bin/env node
+// printbox-agent: the command line. Scripts outside the project depend on these exact names.
+// Each subcommand lives in src/commands/<name>.ts and is loaded only when used.
+
+type Command = (args: string[], configPath: string | undefined) => Promise<number>;
+
+const commands: Record<string, () => Promise<{ run: Command }>> = {
+  serve: () => import('./commands/serve.js'),
+  import: () => import('./commands/import.js'),
+  export: () => import('./commands/export.js'),
+  rollup: () => import('./commands/rollup.js'),
+  redirect: () => import('./commands/redirect.js'),
+  version: () => import('./commands/version.js'),
+};
+
+const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version]
+  --config FILE   TOML configuration (also env PRINTBOX_CONFIG)
+`;
+
+function parseArgs(argv: string[]): { name: string; args: string[]; configPath?: string } {
+  let configPath = process.env.PRINTBOX_CONFIG || undefined;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '--config') {
+      if (i + 1 >= argv.length) throw new Error('--config needs a file name');
+      configPath = argv[++i];
+    } else if (a.startsWith('--config=')) {
+      configPath = a.slice('--config='.length);
+    } else {
+      rest.push(a);
+    }
+  }
+  const [name = 'serve', ...args] = rest;
+  return { name, args, configPath };
+}
+
+async function main(): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs(process.argv.slice(2));
+  } catch (err) {
+    process.stderr.write(`printbox-agent: ${(err as Error).message}\n${usage}`);
+    return 2;
+  }
+  if (parsed.name === 'help' || parsed.name === '--help' || parsed.name === '-h') {
+    process.stdout.write(usage);
+    return 0;
+  }
+  const load = commands[parsed.name];
+  if (!load) {
+    process.stderr.write(`printbox-agent: unknown command '${parsed.name}'\n${usage}`);
+    return 2;
+  }
+  const { run } = await load();
+  return run(parsed.args, parsed.configPath);
+}
+
+main().then(
+  (code) => {
+    // serve keeps running on its own handles; other commands end here.
+    if (code !== -1) process.exitCode = code;
+  },
+  (err) => {
+    process.stderr.write(`printbox-agent: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,25 @@
+// printbox-agent import FILE: restores an NDJSON backup into the configured database, all or nothing.
+import { createReadStream } from 'node:fs';
+import { databasePath, loadConfig } from '../config/config.js';
+import { openDatabase } from '../store/db.js';
+import { importNdjson } from '../store/ndjson.js';
+
+export async function run(args: string[], configPath: string | undefined): Promise<number> {
+  if (args.length !== 1) {
+    process.stderr.write('usage: printbox-agent import FILE\n');
+    return 2;
+  }
+  const cfg = loadConfig(configPath);
+  const db = openDatabase(databasePath(cfg));
+  try {
+    const input = args[0] === '-' ? process.stdin : createReadStream(args[0]);
+    const r = await importNdjson(db, input);
+    process.stdout.write(`imported ${r.devices} devices and ${r.metrics} metric rows from ${args[0]}\n`);
+    return 0;
+  } catch (err) {
+    process.stderr.write(`printbox-agent import: ${args[0]}: ${(err as Error).message}; nothing was imported\n`);
+    return 1;
+  } finally {
+    db.close();
+  }
+}

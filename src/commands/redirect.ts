@@ -1,0 +1,36 @@
+// printbox-agent redirect: the HTTP -> HTTPS redirect on its own, for systemd socket activation
+// (printbox-redirect.socket holds port 8080, so it answers even while the agent restarts).
+import { createServer } from 'node:http';
+import { loadConfig } from '../config/config.js';
+import { redirectHandler } from '../web/redirect.js';
+
+const SD_LISTEN_FDS_START = 3;
+
+function option(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i === -1 ? undefined : args[i + 1];
+}
+
+export async function run(args: string[], configPath: string | undefined): Promise<number> {
+  const cfg = loadConfig(configPath);
+  const httpsPort = Number(option(args, '--https-port') ?? cfg.web.https_port);
+  const port = Number(option(args, '--port') ?? (cfg.web.http_port || 8080));
+  if (!Number.isInteger(httpsPort) || httpsPort < 1 || httpsPort > 65535) {
+    process.stderr.write('printbox-agent redirect: --https-port must be a port number\n');
+    return 2;
+  }
+  const server = createServer(redirectHandler(httpsPort));
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 15_000;
+  const activated = process.env.LISTEN_PID === String(process.pid) && Number(process.env.LISTEN_FDS) >= 1;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (activated) server.listen({ fd: SD_LISTEN_FDS_START }, resolve);
+    else server.listen(port, cfg.web.listen_address, resolve);
+  });
+  process.stdout.write(JSON.stringify({ msg: 'redirecting', to_port: httpsPort, socket_activated: activated }) + '\n');
+  const stop = () => server.close(() => process.exit(0));
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  return -1; // keeps running
+}

@@ -1,0 +1,152 @@
+// The agent's TOML configuration: defaults, loading and validation. An unknown key or a value of
+// the wrong type stops start-up with a message naming the key, so a typo never silently falls
+// back to a default on a box nobody logs into.
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+
+export type AuthMode = 'local' | 'server' | 'disabled';
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+export interface Config {
+  data_dir: string;
+  web: {
+    listen_address: string;
+    https_port: number;
+    http_port: number;
+    redirect_http_to_https: boolean;
+    tls: { cert_file: string; key_file: string };
+    auth: { mode: AuthMode; allow_local_admin: boolean };
+  };
+  server: { url: string };
+  log: { level: LogLevel };
+}
+
+export function defaultConfig(): Config {
+  return {
+    data_dir: './data',
+    web: {
+      listen_address: '0.0.0.0',
+      https_port: 8443,
+      http_port: 8080,
+      redirect_http_to_https: true,
+      tls: { cert_file: '', key_file: '' },
+      auth: { mode: 'local', allow_local_admin: true },
+    },
+    server: { url: '' },
+    log: { level: 'info' },
+  };
+}
+
+export class ConfigError extends Error {}
+
+type Check = (value: unknown, key: string) => void;
+
+const isString: Check = (v, key) => {
+  if (typeof v !== 'string') throw new ConfigError(`config key ${key}: expected a string`);
+};
+const isBool: Check = (v, key) => {
+  if (typeof v !== 'boolean') throw new ConfigError(`config key ${key}: expected true or false`);
+};
+const isPort: Check = (v, key) => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > 65535) {
+    throw new ConfigError(`config key ${key}: expected a port number 0-65535`);
+  }
+};
+const oneOf =
+  (...allowed: string[]): Check =>
+  (v, key) => {
+    if (typeof v !== 'string' || !allowed.includes(v)) {
+      throw new ConfigError(`config key ${key}: expected one of ${allowed.join(', ')}`);
+    }
+  };
+const isUrl: Check = (v, key) => {
+  isString(v, key);
+  if (v === '') return;
+  let u: URL;
+  try {
+    u = new URL(v as string);
+  } catch {
+    throw new ConfigError(`config key ${key}: not a valid URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new ConfigError(`config key ${key}: expected an http:// or https:// URL`);
+  }
+};
+
+// The shape of the file: a table is a nested schema, a leaf is a check.
+interface Schema {
+  [key: string]: Schema | Check;
+}
+
+const schema: Schema = {
+  data_dir: isString,
+  web: {
+    listen_address: isString,
+    https_port: isPort,
+    http_port: isPort,
+    redirect_http_to_https: isBool,
+    tls: { cert_file: isString, key_file: isString },
+    auth: { mode: oneOf('local', 'server', 'disabled'), allow_local_admin: isBool },
+  },
+  server: { url: isUrl },
+  log: { level: oneOf('debug', 'info', 'warn', 'error') },
+};
+
+function merge(target: Record<string, unknown>, input: Record<string, unknown>, s: Schema, prefix: string): void {
+  for (const [k, v] of Object.entries(input)) {
+    const key = prefix ? `${prefix}.${k}` : k;
+    const rule = s[k];
+    if (rule === undefined) throw new ConfigError(`unknown config key ${key}`);
+    if (typeof rule === 'function') {
+      rule(v, key);
+      target[k] = v;
+    } else {
+      if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Date) {
+        throw new ConfigError(`config key ${key}: expected a table`);
+      }
+      merge(target[k] as Record<string, unknown>, v as Record<string, unknown>, rule, key);
+    }
+  }
+}
+
+/** Builds a Config from TOML text over the defaults. Relative paths resolve against baseDir. */
+export function parseConfig(text: string, baseDir: string): Config {
+  let doc: Record<string, unknown>;
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`config is not valid TOML: ${(err as Error).message.split('\n')[0]}`);
+  }
+  const cfg = defaultConfig();
+  merge(cfg as unknown as Record<string, unknown>, doc, schema, '');
+  return resolvePaths(cfg, baseDir);
+}
+
+function resolvePaths(cfg: Config, baseDir: string): Config {
+  cfg.data_dir = resolve(baseDir, cfg.data_dir);
+  const tls = cfg.web.tls;
+  if ((tls.cert_file === '') !== (tls.key_file === '')) {
+    throw new ConfigError('config keys web.tls.cert_file and web.tls.key_file must be set together');
+  }
+  if (tls.cert_file) {
+    tls.cert_file = resolve(baseDir, tls.cert_file);
+    tls.key_file = resolve(baseDir, tls.key_file);
+  }
+  if (cfg.web.https_port === 0) throw new ConfigError('config key web.https_port: must not be 0');
+  return cfg;
+}
+
+/** Loads the config file, or the defaults (relative to the working directory) when none is given. */
+export function loadConfig(path?: string): Config {
+  if (!path) return resolvePaths(defaultConfig(), process.cwd());
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${path}: ${(err as NodeJS.ErrnoException).code ?? err}`);
+  }
+  return parseConfig(text, dirname(resolve(path)));
+}
+
+export const databasePath = (cfg: Config): string => resolve(cfg.data_dir, 'printbox.db');

@@ -1,0 +1,68 @@
+// The device record (contract 2.2) as the agent holds it: times as epoch ms.
+
+export interface LockedField {
+  field: string;
+  reason?: string;
+  locked_at: string;
+  locked_by?: string;
+}
+
+export interface Device {
+  serial: string;
+  ip: string;
+  manufacturer?: string;
+  model?: string;
+  hostname?: string;
+  firmware?: string;
+  mac_address?: string;
+  subnet_mask?: string;
+  gateway?: string;
+  consumables?: string[];
+  status_messages?: string[];
+  last_seen: number;
+  created_at: number;
+  first_seen: number;
+  discovery_method?: string;
+  asset_number?: string;
+  location?: string;
+  description?: string;
+  web_ui_url?: string;
+  raw_data?: Record<string, unknown>;
+  device_type: string;
+  source_type: string;
+  port_name?: string;
+  driver_name?: string;
+  spooler_status?: string;
+  is_usb: boolean;
+  is_default: boolean;
+  is_shared: boolean;
+  usb_webui_available: boolean;
+  initial_page_count?: number;
+  dns_servers?: string[];
+  dhcp_server?: string;
+  is_saved: boolean;
+  visible: boolean;
+  walk_filename?: string;
+  last_scan_id?: number;
+  locked_fields?: LockedField[];
+  /** Last PrinterInfo read from the device (contract 2.4), as served. */
+  printer_info?: Record<string, unknown>;
+}
+
+/** A metrics row (contract 2.3) as the agent holds it: `ts` in epoch ms. */
+export interface Snapshot {
+  id: number;
+  serial: string;
+  ts: number;
+  page_count?: number;
+  color_pages?: number;
+  mono_pages?: number;
+  scan_count?: number;
+  toner_levels?: Record<string, unknown>;
+  /** Other declared counters (fax_pages, ...): stored and exported, not served by latest/history. */
+  extra?: Record<string, number>;
+  tier?: Tier;
+}
+
+export const TIERS = ['raw', 'hourly', 'daily', 'monthly'] as const;
+export type Tier = (typeof TIERS)[number];

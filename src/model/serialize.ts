@@ -1,0 +1,170 @@
+// One serializer per resource type, driven by a declared field list (decisions.md, JSON):
+// optional fields are omitted when empty or zero; required fields are always present.
+import { formatTime } from './time.js';
+
+export type FieldKind = 'string' | 'int' | 'bool' | 'array' | 'object' | 'time' | 'any';
+
+export interface Field {
+  name: string;
+  kind: FieldKind;
+  required?: boolean;
+}
+
+export type Fields = readonly Field[];
+
+const req = (name: string, kind: FieldKind): Field => ({ name, kind, required: true });
+const opt = (kind: FieldKind, ...names: string[]): Field[] => names.map((name) => ({ name, kind }));
+
+function isEmpty(kind: FieldKind, v: unknown): boolean {
+  if (v === undefined || v === null) return true;
+  switch (kind) {
+    case 'string':
+      return v === '';
+    case 'int':
+    case 'time':
+      return v === 0;
+    case 'bool':
+      return v === false;
+    case 'array':
+      return Array.isArray(v) && v.length === 0;
+    case 'object':
+      return typeof v === 'object' && Object.keys(v as object).length === 0;
+    default:
+      return v === '' || v === 0 || v === false;
+  }
+}
+
+function emptyValue(kind: FieldKind): unknown {
+  switch (kind) {
+    case 'string':
+      return '';
+    case 'int':
+      return 0;
+    case 'bool':
+      return false;
+    case 'array':
+      return [];
+    case 'object':
+      return {};
+    default:
+      return null;
+  }
+}
+
+/** Builds the JSON object for `value` following `fields`, in the declared order. */
+export function serialize(fields: Fields, value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) {
+    const v = value[f.name];
+    if (isEmpty(f.kind, v)) {
+      if (f.required) out[f.name] = f.kind === 'time' ? formatTime(0) : emptyValue(f.kind);
+      continue;
+    }
+    out[f.name] = f.kind === 'time' ? formatTime(v as number) : v;
+  }
+  return out;
+}
+
+// Contract 2.5
+export const PAPER_TRAY_FIELDS: Fields = [
+  req('index', 'int'),
+  req('current_level', 'int'),
+  req('max_capacity', 'int'),
+  ...opt('string', 'name', 'media_type'),
+  ...opt('int', 'level_percent'),
+  ...opt('string', 'status'),
+];
+
+// Contract 2.2 (times are epoch ms in the record, RFC 3339 on the wire)
+export const DEVICE_FIELDS: Fields = [
+  req('serial', 'string'),
+  req('ip', 'string'),
+  ...opt('string', 'manufacturer', 'model', 'hostname', 'firmware', 'mac_address', 'subnet_mask', 'gateway'),
+  ...opt('array', 'consumables', 'status_messages'),
+  req('last_seen', 'time'),
+  req('created_at', 'time'),
+  req('first_seen', 'time'),
+  ...opt('string', 'discovery_method', 'asset_number', 'location', 'description', 'web_ui_url'),
+  ...opt('object', 'raw_data'),
+  ...opt('string', 'device_type', 'source_type', 'port_name', 'driver_name', 'spooler_status'),
+  ...opt('bool', 'is_usb', 'is_default', 'is_shared', 'usb_webui_available'),
+  ...opt('int', 'initial_page_count'),
+  ...opt('array', 'dns_servers'),
+  ...opt('string', 'dhcp_server'),
+  req('is_saved', 'bool'),
+  req('visible', 'bool'),
+  ...opt('string', 'walk_filename'),
+  ...opt('int', 'last_scan_id'),
+  ...opt('array', 'locked_fields'),
+];
+
+// Contract 2.3. Counters are omitted when zero.
+export const METRICS_COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;
+export const METRICS_EXTRA_COUNTERS = [
+  'fax_pages', 'copy_pages', 'other_pages', 'copy_mono_pages', 'copy_flatbed_scans', 'copy_adf_scans',
+  'fax_flatbed_scans', 'fax_adf_scans', 'scan_to_host_flatbed', 'scan_to_host_adf', 'duplex_sheets',
+  'jam_events', 'scanner_jam_events',
+] as const;
+export const METRICS_FIELDS: Fields = [
+  req('id', 'int'),
+  req('serial', 'string'),
+  req('timestamp', 'time'),
+  ...opt('int', ...METRICS_COUNTERS),
+  ...opt('object', 'toner_levels'),
+  ...opt('array', 'paper_trays'),
+  ...opt('int', ...METRICS_EXTRA_COUNTERS),
+  ...opt('string', 'tier'),
+];
+
+// Contract 2.4. last_seen is already an RFC 3339 string in a stored PrinterInfo.
+export const PRINTER_INFO_FIELDS: Fields = [
+  req('ip', 'string'),
+  ...opt('string', 'manufacturer', 'model', 'serial', 'admin_contact', 'asset_id', 'description', 'location'),
+  ...opt('int', 'page_count', 'total_mono_impressions', 'black_impressions', 'cyan_impressions',
+    'magenta_impressions', 'yellow_impressions'),
+  ...opt('int', 'toner_level_black', 'toner_level_cyan', 'toner_level_magenta', 'toner_level_yellow'),
+  ...opt('string', 'toner_desc_black', 'toner_desc_cyan', 'toner_desc_magenta', 'toner_desc_yellow'),
+  ...opt('string', 'mac_address'),
+  ...opt('array', 'open_ports', 'advertised_services', 'discovery_methods', 'detection_reasons'),
+  req('last_seen', 'any'),
+  ...opt('int', 'mono_impressions', 'color_impressions'),
+  ...opt('object', 'toner_levels'),
+  ...opt('array', 'consumables', 'status_messages', 'toner_alerts', 'dns_servers'),
+  ...opt('string', 'firmware'),
+  ...opt('int', 'uptime_seconds'),
+  ...opt('bool', 'duplex_supported'),
+  ...opt('object', 'paper_tray_status'),
+  ...opt('array', 'paper_trays'),
+  ...opt('string', 'subnet_mask', 'gateway', 'dhcp_server', 'hostname', 'web_ui_url'),
+  ...opt('object', 'meters'),
+  req('learned_oids', 'object'),
+  ...opt('bool', 'is_color', 'is_mono', 'is_copier', 'is_scanner', 'is_fax', 'is_laser', 'is_inkjet', 'has_duplex'),
+  ...opt('string', 'form_factor', 'device_type'),
+];
+
+// Contract 2.1: every field required.
+export const SAVED_ENTRY_FIELDS: Fields = [
+  req('serial', 'string'),
+  req('path', 'string'),
+  req('printer_info', 'object'),
+  req('info', 'object'),
+  req('asset_number', 'string'),
+  req('location', 'string'),
+  req('web_ui_url', 'string'),
+  req('device_type', 'string'),
+  req('source_type', 'string'),
+  req('is_usb', 'bool'),
+  req('initial_page_count', 'int'),
+  req('port_name', 'string'),
+  req('driver_name', 'string'),
+  req('is_default', 'bool'),
+  req('is_shared', 'bool'),
+  req('spooler_status', 'string'),
+];
+
+export const BOUNDS_FIELDS: Fields = [
+  req('serial', 'string'),
+  req('min_timestamp', 'time'),
+  req('max_timestamp', 'time'),
+  req('points', 'int'),
+];

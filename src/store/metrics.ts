@@ -1,0 +1,182 @@
+// Metric snapshots: the raw tier written by collection, the aggregated tiers written by roll-ups,
+// and the reads the API serves (latest, history, bounds).
+import type { Statement } from 'better-sqlite3';
+import type { DB } from './db.js';
+import { TIERS, type Snapshot, type Tier } from '../model/device.js';
+import { METRICS_COUNTERS } from '../model/serialize.js';
+
+export const TABLE: Record<Tier, string> = {
+  raw: 'metrics_raw',
+  hourly: 'metrics_hourly',
+  daily: 'metrics_daily',
+  monthly: 'metrics_monthly',
+};
+
+const DAY = 86_400_000;
+
+/**
+ * Each tier's window relative to now, as [from, to] in whole milliseconds (decisions.md:
+ * raw (now-7d, +inf), hourly (now-30d, now-7d], daily (now-365d, now-30d], monthly (-inf, now-365d]).
+ * Timestamps are integers, so an open bound `(a` is the closed bound `[a+1`.
+ */
+export function tierWindows(now: number): Record<Tier, [number, number]> {
+  return {
+    raw: [now - 7 * DAY + 1, Number.MAX_SAFE_INTEGER],
+    hourly: [now - 30 * DAY + 1, now - 7 * DAY],
+    daily: [now - 365 * DAY + 1, now - 30 * DAY],
+    monthly: [Number.MIN_SAFE_INTEGER, now - 365 * DAY],
+  };
+}
+
+type Row = Record<string, unknown>;
+
+function rawFromRow(row: Row): Snapshot {
+  const s: Snapshot = { id: row.id as number, serial: row.serial as string, ts: row.ts as number };
+  for (const c of METRICS_COUNTERS) if (row[c] !== null) s[c] = row[c] as number;
+  if (row.toner_levels) s.toner_levels = JSON.parse(row.toner_levels as string);
+  if (row.extra) s.extra = JSON.parse(row.extra as string);
+  return s;
+}
+
+// An aggregated row serves the meter at the end of its bucket (max; counters are cumulative)
+// and the last toner reading of the bucket.
+function aggregateFromRow(row: Row): Snapshot {
+  const s: Snapshot = { id: row.id as number, serial: row.serial as string, ts: row.ts as number };
+  for (const c of METRICS_COUNTERS) {
+    const v = row[`${c}_max`];
+    if (v !== null) s[c] = v as number;
+  }
+  if (row.toner_last) s.toner_levels = JSON.parse(row.toner_last as string);
+  return s;
+}
+
+export interface AggregateRow {
+  serial: string;
+  ts: number;
+  sample_count: number;
+  counters: Partial<Record<(typeof METRICS_COUNTERS)[number], { min: number; max: number; avg: number }>>;
+  toner_last?: Record<string, unknown>;
+  toner_avg?: Record<string, unknown>;
+}
+
+export class MetricsStore {
+  private readonly insertRawStmt;
+  private readonly latestStmt;
+  private readonly rangeStmts: Record<Tier, Statement>;
+  private readonly boundsStmt;
+  private readonly insertAggStmts: Record<Exclude<Tier, 'raw'>, Statement>;
+
+  constructor(private readonly db: DB) {
+    this.insertRawStmt = db.prepare(
+      `INSERT INTO metrics_raw (serial, ts, page_count, color_pages, mono_pages, scan_count, toner_levels, extra)
+       VALUES (@serial, @ts, @page_count, @color_pages, @mono_pages, @scan_count, @toner_levels, @extra)`,
+    );
+    this.latestStmt = db.prepare('SELECT * FROM metrics_raw WHERE serial = ? ORDER BY ts DESC, id DESC LIMIT 1');
+    this.rangeStmts = Object.fromEntries(
+      TIERS.map((t) => [t, db.prepare(`SELECT * FROM ${TABLE[t]} WHERE serial = ? AND ts BETWEEN ? AND ? ORDER BY ts, id`)]),
+    ) as Record<Tier, Statement>;
+    // One indexed range per tier: min, max and count come from the (serial, ts) index alone.
+    this.boundsStmt = db.prepare(
+      TIERS.map((t) => `SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${TABLE[t]} WHERE serial = @serial`).join(
+        ' UNION ALL ',
+      ),
+    );
+    const aggCols = [
+      'serial', 'ts', 'sample_count',
+      ...METRICS_COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
+      'toner_last', 'toner_avg',
+    ];
+    this.insertAggStmts = Object.fromEntries(
+      (['hourly', 'daily', 'monthly'] as const).map((t) => [
+        t,
+        db.prepare(
+          `INSERT INTO ${TABLE[t]} (${aggCols.join(', ')}) VALUES (${aggCols.map((c) => '@' + c).join(', ')})
+           ON CONFLICT (serial, ts) DO UPDATE SET ${aggCols.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+        ),
+      ]),
+    ) as Record<Exclude<Tier, 'raw'>, Statement>;
+  }
+
+  /** Stores one raw snapshot and returns its id. */
+  insertRaw(s: Omit<Snapshot, 'id'>): number {
+    const info = this.insertRawStmt.run({
+      serial: s.serial,
+      ts: s.ts,
+      page_count: s.page_count ?? null,
+      color_pages: s.color_pages ?? null,
+      mono_pages: s.mono_pages ?? null,
+      scan_count: s.scan_count ?? null,
+      toner_levels: s.toner_levels && Object.keys(s.toner_levels).length ? JSON.stringify(s.toner_levels) : null,
+      extra: s.extra && Object.keys(s.extra).length ? JSON.stringify(s.extra) : null,
+    });
+    return Number(info.lastInsertRowid);
+  }
+
+  /** Stores a polling round's snapshots in one transaction (one fsync for the round). */
+  insertRawBatch(snapshots: Omit<Snapshot, 'id'>[]): number[] {
+    return this.db.transaction(() => snapshots.map((s) => this.insertRaw(s)))();
+  }
+
+  upsertAggregate(tier: Exclude<Tier, 'raw'>, a: AggregateRow): void {
+    const row: Row = { serial: a.serial, ts: a.ts, sample_count: a.sample_count };
+    for (const c of METRICS_COUNTERS) {
+      const v = a.counters[c];
+      row[`${c}_min`] = v?.min ?? null;
+      row[`${c}_max`] = v?.max ?? null;
+      row[`${c}_avg`] = v?.avg ?? null;
+    }
+    row.toner_last = a.toner_last && Object.keys(a.toner_last).length ? JSON.stringify(a.toner_last) : null;
+    row.toner_avg = a.toner_avg && Object.keys(a.toner_avg).length ? JSON.stringify(a.toner_avg) : null;
+    this.insertAggStmts[tier].run(row);
+  }
+
+  /** The newest raw snapshot, or undefined. Aggregated tiers are never consulted. */
+  latestRaw(serial: string): Snapshot | undefined {
+    const row = this.latestStmt.get(serial) as Row | undefined;
+    return row ? rawFromRow(row) : undefined;
+  }
+
+  /**
+   * Rows of [since, until] (inclusive), from each tier whose window intersects the range,
+   * restricted to the intersection: raw, hourly, daily, monthly, each ascending by time.
+   */
+  history(serial: string, since: number, until: number, now: number): Snapshot[] {
+    const windows = tierWindows(now);
+    const out: Snapshot[] = [];
+    for (const tier of TIERS) {
+      const lo = Math.max(since, windows[tier][0]);
+      const hi = Math.min(until, windows[tier][1]);
+      if (lo > hi) continue;
+      const rows = this.rangeStmts[tier].all(serial, lo, hi) as Row[];
+      for (const row of rows) {
+        const s = tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
+        s.tier = tier;
+        out.push(s);
+      }
+    }
+    return out;
+  }
+
+  /** Earliest and latest timestamps and total row count across all tiers, or undefined. */
+  bounds(serial: string): { min: number; max: number; points: number } | undefined {
+    let min = Infinity;
+    let max = -Infinity;
+    let points = 0;
+    for (const r of this.boundsStmt.all({ serial }) as { lo: number | null; hi: number | null; n: number }[]) {
+      if (r.n === 0 || r.lo === null || r.hi === null) continue;
+      min = Math.min(min, r.lo);
+      max = Math.max(max, r.hi);
+      points += r.n;
+    }
+    return points ? { min, max, points } : undefined;
+  }
+
+  /** Every row of a tier in (serial, ts) order, for export. Aggregates carry their served values. */
+  *iterateTier(tier: Tier): IterableIterator<Snapshot & { sample_count?: number }> {
+    const stmt = this.db.prepare(`SELECT * FROM ${TABLE[tier]} ORDER BY serial, ts, id`);
+    for (const row of stmt.iterate() as IterableIterator<Row>) {
+      if (tier === 'raw') yield rawFromRow(row);
+      else yield { ...aggregateFromRow(row), sample_count: row.sample_count as number };
+    }
+  }
+}

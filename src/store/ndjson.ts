@@ -1,0 +1,220 @@
+// Backup and restore as NDJSON (decisions.md): one object a line, devices then metrics by tier.
+// Import is one transaction: the first bad line rejects the whole file, naming the line.
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import type { DB } from './db.js';
+import { DeviceStore } from './devices.js';
+import { MetricsStore } from './metrics.js';
+import { TIERS, type Device, type Tier } from '../model/device.js';
+import { DEVICE_FIELDS, METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, type Field } from '../model/serialize.js';
+import { parseTime } from '../model/time.js';
+import { deviceJson, snapshotJson } from '../api/views.js';
+
+export const HEADER = { kind: 'header', format: 'printbox-ndjson', version: 1 } as const;
+export const MAX_SERIAL_LENGTH = 256;
+
+export class ImportError extends Error {
+  constructor(readonly line: number, message: string) {
+    super(`line ${line}: ${message}`);
+  }
+}
+
+type Obj = Record<string, unknown>;
+const isObject = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function checkField(f: Field, v: unknown): unknown {
+  switch (f.kind) {
+    case 'string':
+      if (typeof v !== 'string') throw new Error(`field ${f.name} must be a string`);
+      return v;
+    case 'bool':
+      if (typeof v !== 'boolean') throw new Error(`field ${f.name} must be true or false`);
+      return v;
+    case 'int':
+      if (!Number.isSafeInteger(v)) throw new Error(`field ${f.name} must be an integer`);
+      return v;
+    case 'time': {
+      const t = typeof v === 'string' ? parseTime(v) : null;
+      if (t === null) throw new Error(`field ${f.name} must be an RFC 3339 date-time`);
+      return t;
+    }
+    case 'array':
+      if (!Array.isArray(v)) throw new Error(`field ${f.name} must be an array`);
+      return v;
+    case 'object':
+      if (!isObject(v)) throw new Error(`field ${f.name} must be an object`);
+      return v;
+    default:
+      return v;
+  }
+}
+
+function checkSerial(v: unknown): string {
+  if (typeof v !== 'string' || v === '') throw new Error('field serial must be a non-empty string');
+  if (v.length > MAX_SERIAL_LENGTH) throw new Error(`field serial is longer than ${MAX_SERIAL_LENGTH} characters`);
+  return v;
+}
+
+function parseDevice(obj: Obj): Device {
+  const d: Obj = {};
+  const known = new Map(DEVICE_FIELDS.map((f) => [f.name, f]));
+  for (const [k, v] of Object.entries(obj)) {
+    if (k === 'kind') continue;
+    if (k === 'printer_info') {
+      if (!isObject(v)) throw new Error('field printer_info must be an object');
+      d.printer_info = v;
+      continue;
+    }
+    const f = known.get(k);
+    if (!f) throw new Error(`unknown device field ${k}`);
+    if (v === null) continue;
+    d[k] = checkField(f, v);
+  }
+  for (const f of DEVICE_FIELDS) {
+    if (f.required && d[f.name] === undefined) throw new Error(`missing required field ${f.name}`);
+  }
+  checkSerial(d.serial);
+  d.device_type ||= d.is_usb ? 'usb' : 'network';
+  d.source_type ||= 'import';
+  for (const b of ['is_usb', 'is_default', 'is_shared', 'usb_webui_available']) d[b] ??= false;
+  return d as unknown as Device;
+}
+
+interface ParsedMetrics {
+  tier: Tier;
+  serial: string;
+  ts: number;
+  counters: Partial<Record<(typeof METRICS_COUNTERS)[number], number>>;
+  extra: Record<string, number>;
+  toner_levels?: Obj;
+  sample_count: number;
+}
+
+const COUNTER_SET = new Set<string>(METRICS_COUNTERS);
+const EXTRA_SET = new Set<string>(METRICS_EXTRA_COUNTERS);
+
+function parseMetrics(obj: Obj): ParsedMetrics {
+  if (typeof obj.tier !== 'string' || !(TIERS as readonly string[]).includes(obj.tier)) {
+    throw new Error(`field tier must be one of ${TIERS.join(', ')}`);
+  }
+  const m: ParsedMetrics = {
+    tier: obj.tier as Tier,
+    serial: checkSerial(obj.serial),
+    ts: checkField({ name: 'timestamp', kind: 'time' }, obj.timestamp) as number,
+    counters: {},
+    extra: {},
+    sample_count: 1,
+  };
+  for (const [k, v] of Object.entries(obj)) {
+    if (['kind', 'tier', 'serial', 'timestamp', 'id', 'paper_trays'].includes(k)) continue;
+    if (COUNTER_SET.has(k) || EXTRA_SET.has(k)) {
+      if (!Number.isSafeInteger(v) || (v as number) < 0) throw new Error(`field ${k} must be a non-negative integer`);
+      if (COUNTER_SET.has(k)) m.counters[k as (typeof METRICS_COUNTERS)[number]] = v as number;
+      else m.extra[k] = v as number;
+    } else if (k === 'toner_levels') {
+      if (!isObject(v)) throw new Error('field toner_levels must be an object');
+      m.toner_levels = v;
+    } else if (k === 'sample_count') {
+      if (!Number.isSafeInteger(v) || (v as number) < 1) throw new Error('field sample_count must be a positive integer');
+      m.sample_count = v as number;
+    } else {
+      throw new Error(`unknown metrics field ${k}`);
+    }
+  }
+  return m;
+}
+
+export interface ImportResult {
+  devices: number;
+  metrics: number;
+}
+
+/** Reads NDJSON from `input` into the database, all or nothing. */
+export async function importNdjson(db: DB, input: Readable): Promise<ImportResult> {
+  const devices = new DeviceStore(db);
+  const metrics = new MetricsStore(db);
+  const result: ImportResult = { devices: 0, metrics: 0 };
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let n = 0;
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    for await (const text of lines) {
+      n++;
+      if (text.trim() === '') continue;
+      let obj: unknown;
+      try {
+        obj = JSON.parse(text);
+      } catch (err) {
+        throw new ImportError(n, `invalid JSON: ${(err as Error).message}`);
+      }
+      try {
+        if (!isObject(obj)) throw new Error('expected a JSON object');
+        if (obj.kind === 'header') {
+          if (n !== 1) throw new Error('the header must be the first line');
+          if (obj.format !== HEADER.format || obj.version !== HEADER.version) {
+            throw new Error(`unsupported format ${JSON.stringify(obj.format)} version ${JSON.stringify(obj.version)}`);
+          }
+        } else if (obj.kind === 'device') {
+          devices.put(parseDevice(obj));
+          result.devices++;
+        } else if (obj.kind === 'metrics') {
+          const m = parseMetrics(obj);
+          if (!devices.get(m.serial)) throw new Error(`metrics for unknown device ${JSON.stringify(m.serial)}`);
+          if (m.tier === 'raw') {
+            metrics.insertRaw({ serial: m.serial, ts: m.ts, ...m.counters, toner_levels: m.toner_levels, extra: m.extra });
+          } else {
+            const counters: Record<string, { min: number; max: number; avg: number }> = {};
+            for (const [k, v] of Object.entries(m.counters)) counters[k] = { min: v, max: v, avg: v };
+            metrics.upsertAggregate(m.tier, {
+              serial: m.serial,
+              ts: m.ts,
+              sample_count: m.sample_count,
+              counters,
+              toner_last: m.toner_levels,
+              toner_avg: m.toner_levels,
+            });
+          }
+          result.metrics++;
+        } else {
+          throw new Error(`unknown kind ${JSON.stringify(obj.kind)} (expected header, device or metrics)`);
+        }
+      } catch (err) {
+        throw err instanceof ImportError ? err : new ImportError(n, (err as Error).message);
+      }
+    }
+    db.exec('COMMIT');
+  } catch (err) {
+    db.exec('ROLLBACK');
+    throw err;
+  }
+  return result;
+}
+
+/** Writes the whole database as NDJSON, in a stable order (devices, then raw, hourly, daily, monthly). */
+export async function exportNdjson(db: DB, out: Writable): Promise<void> {
+  const devices = new DeviceStore(db);
+  const metrics = new MetricsStore(db);
+  const write = async (obj: unknown) => {
+    if (!out.write(JSON.stringify(obj) + '\n')) await new Promise((r) => out.once('drain', r));
+  };
+  // One read transaction: the export is a consistent snapshot even while the agent writes.
+  db.exec('BEGIN');
+  try {
+    await write(HEADER);
+    for (const d of devices.listAll()) {
+      const line: Obj = { kind: 'device', ...deviceJson(d) };
+      if (d.printer_info && Object.keys(d.printer_info).length) line.printer_info = d.printer_info;
+      await write(line);
+    }
+    for (const tier of TIERS) {
+      for (const s of metrics.iterateTier(tier)) {
+        const { tier: _t, ...json } = snapshotJson(s);
+        const line: Obj = { kind: 'metrics', tier, ...json, ...(s.extra ?? {}) };
+        if (s.sample_count !== undefined) line.sample_count = s.sample_count;
+        await write(line);
+      }
+    }
+  } finally {
+    db.exec('COMMIT');
+  }
+}

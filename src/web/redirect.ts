@@ -1,0 +1,42 @@
+// HTTP -> HTTPS redirect: same host, same path and query, the HTTPS port. Runs before anything
+// else on the HTTP listener (contract 1), and as `printbox-agent redirect` under systemd.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+// A Host header we are willing to echo into Location: a DNS name, IPv4, or bracketed IPv6.
+const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?|\[[0-9A-Fa-f:.]+\])$/;
+
+function hostOf(req: IncomingMessage): string {
+  const header = req.headers.host ?? '';
+  const host = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0];
+  if (host && host.length <= 253 && HOST.test(host)) return host;
+  // No usable Host header: name the address the client reached us on.
+  const local = req.socket.localAddress ?? '127.0.0.1';
+  const v4 = local.startsWith('::ffff:') ? local.slice(7) : local;
+  return v4.includes(':') ? `[${v4}]` : v4;
+}
+
+function pathOf(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  if (url.startsWith('/')) return url;
+  try {
+    const u = new URL(url); // absolute-form request target
+    return u.pathname + u.search;
+  } catch {
+    return '/';
+  }
+}
+
+export function redirectTarget(req: IncomingMessage, httpsPort: number): string {
+  const port = httpsPort === 443 ? '' : `:${httpsPort}`;
+  return `https://${hostOf(req)}${port}${pathOf(req)}`;
+}
+
+export function redirectHandler(httpsPort: number) {
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    res.statusCode = 302;
+    res.setHeader('Location', redirectTarget(req, httpsPort));
+    res.setHeader('Content-Length', 0);
+    res.end();
+    req.resume();
+  };
+}

@@ -1,0 +1,123 @@
+// The HTTPS certificate: the configured pair, or <data_dir>/tls/agent.{crt,key}, generated
+// (self-signed, key mode 0600) when that default pair is missing. Changes on disk are picked up
+// without a restart: the appliance renews the certificate in place.
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, watch, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { basename, dirname, join } from 'node:path';
+import { generate } from 'selfsigned';
+import type { Config } from '../config/config.js';
+import type { Logger } from '../log/logger.js';
+
+export interface TlsPaths {
+  cert: string;
+  key: string;
+  /** True for the default pair, which the agent may create. An operator's pair is never written. */
+  managed: boolean;
+}
+
+export interface TlsPair {
+  cert: Buffer;
+  key: Buffer;
+}
+
+export function tlsPaths(cfg: Config): TlsPaths {
+  const { cert_file, key_file } = cfg.web.tls;
+  if (cert_file) return { cert: cert_file, key: key_file, managed: false };
+  const dir = join(cfg.data_dir, 'tls');
+  return { cert: join(dir, 'agent.crt'), key: join(dir, 'agent.key'), managed: true };
+}
+
+/** Creates the default self-signed pair when it does not exist yet. */
+export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<void> {
+  if (existsSync(paths.cert) && existsSync(paths.key)) return;
+  if (!paths.managed) throw new Error(`TLS certificate ${paths.cert} or key ${paths.key} not found`);
+  const name = hostname();
+  const notBefore = new Date(Date.now() - 3600_000);
+  const pems = await generate([{ name: 'commonName', value: name }], {
+    keyType: 'ec',
+    curve: 'P-256',
+    algorithm: 'sha256',
+    notBeforeDate: notBefore,
+    notAfterDate: new Date(notBefore.getTime() + 825 * 86_400_000),
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: [
+          { type: 2, value: name },
+          { type: 2, value: `${name}.local` },
+          { type: 2, value: 'localhost' },
+          { type: 7, ip: '127.0.0.1' },
+          { type: 7, ip: '::1' },
+        ],
+      },
+    ],
+  });
+  mkdirSync(dirname(paths.key), { recursive: true, mode: 0o700 });
+  // Write to temporary names, then rename: a power cut never leaves half a key behind.
+  writeAtomic(paths.key, pems.private, 0o600);
+  writeAtomic(paths.cert, pems.cert, 0o644);
+  log.info({ cert: paths.cert }, 'generated self-signed TLS certificate');
+}
+
+function writeAtomic(file: string, text: string, mode: number): void {
+  const tmp = join(dirname(file), `.${basename(file)}.tmp`);
+  writeFileSync(tmp, text, { mode });
+  chmodSync(tmp, mode); // the umask may have narrowed or the file pre-existed
+  renameSync(tmp, file);
+}
+
+export function loadPair(paths: TlsPaths): TlsPair {
+  return { cert: readFileSync(paths.cert), key: readFileSync(paths.key) };
+}
+
+/**
+ * Calls onChange with the new pair whenever either file changes. fs.watch on the directory sees
+ * atomic replacements; a slow poll covers file systems where watch events are lost.
+ */
+export function watchPair(paths: TlsPaths, onChange: (pair: TlsPair) => void, log: Logger): () => void {
+  const stamp = () => {
+    try {
+      const c = statSync(paths.cert);
+      const k = statSync(paths.key);
+      return `${c.mtimeMs}:${c.size}:${c.ino}|${k.mtimeMs}:${k.size}:${k.ino}`;
+    } catch {
+      return 'missing';
+    }
+  };
+  let last = stamp();
+  let timer: NodeJS.Timeout | undefined;
+  const check = () => {
+    timer = undefined;
+    const now = stamp();
+    if (now === last || now === 'missing') return;
+    try {
+      const pair = loadPair(paths);
+      onChange(pair);
+      last = now;
+      log.info({ cert: paths.cert }, 'TLS certificate reloaded');
+    } catch (err) {
+      // A half-written pair (cert renewed, key not yet): keep serving the old one, retry later.
+      log.warn({ err: (err as Error).message }, 'TLS certificate change not usable yet');
+    }
+  };
+  const soon = () => {
+    if (!timer) timer = setTimeout(check, 200);
+  };
+  const watchers = [...new Set([dirname(paths.cert), dirname(paths.key)])].map((dir) => {
+    try {
+      return watch(dir, { persistent: false }, soon);
+    } catch {
+      return undefined;
+    }
+  });
+  const poll = setInterval(soon, 30_000);
+  poll.unref();
+  return () => {
+    clearInterval(poll);
+    if (timer) clearTimeout(timer);
+    for (const w of watchers) w?.close();
+  };
+}
