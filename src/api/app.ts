@@ -6,9 +6,22 @@ import { sendText } from './respond.js';
 import { authWrapper } from '../auth/wrapper.js';
 import * as authRoutes from '../auth/routes.js';
 import * as readRoutes from './routes/read.js';
+import * as deviceRoutes from './routes/devices.js';
+import * as discoveryRoutes from './routes/discovery.js';
+import * as settingsRoutes from './routes/settings.js';
+import * as eventRoutes from './routes/events.js';
+import * as logRoutes from './routes/logs.js';
 
 /** Route modules: each registers its paths on the app. Later features add theirs here. */
-const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [authRoutes, readRoutes];
+const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
+  authRoutes,
+  readRoutes,
+  deviceRoutes,
+  discoveryRoutes,
+  settingsRoutes,
+  eventRoutes,
+  logRoutes,
+];
 
 function requestLog(ctx: AgentContext) {
   return (req: IncomingMessage, res: ServerResponse, next: () => void) => {

@@ -5,6 +5,9 @@ import type { DB } from '../store/db.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
 import type { SessionStore } from '../auth/sessions.js';
+import type { EventBus } from '../events/bus.js';
+import type { SettingsStore } from '../settings/store.js';
+import type { DiscoveryService } from '../discovery/service.js';
 
 export interface AgentContext {
   config: Config;
@@ -14,6 +17,9 @@ export interface AgentContext {
   devices: DeviceStore;
   metrics: MetricsStore;
   sessions: SessionStore;
+  events: EventBus;
+  settings: SettingsStore;
+  discovery: DiscoveryService;
   /** Clock for the API (tests of tier windows run against real time). */
   now(): number;
 }

@@ -12,6 +12,11 @@ import { ensureCertificate, loadPair, tlsPaths, watchPair } from '../web/tls.js'
 import { startListeners } from '../web/listeners.js';
 import { notifyReady, notifyStopping, startWatchdog } from '../systemd/notify.js';
 import { versionInfo } from '../version.js';
+import { EventBus } from '../events/bus.js';
+import { SettingsStore } from '../settings/store.js';
+import { DiscoveryService } from '../discovery/service.js';
+import { startDiscoverySchedule } from '../discovery/schedule.js';
+import { startRollupSchedule } from '../rollup/schedule.js';
 
 export async function run(_args: string[], configPath: string | undefined): Promise<number> {
   const config = loadConfig(configPath);
@@ -27,16 +32,14 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const sessions = new SessionStore();
   const sweep = setInterval(() => sessions.sweep(), 600_000);
   sweep.unref();
-  const ctx: AgentContext = {
-    config,
-    log,
-    logRing,
-    db,
-    devices: new DeviceStore(db),
-    metrics: new MetricsStore(db),
-    sessions,
-    now: Date.now,
-  };
+  const devices = new DeviceStore(db);
+  const metrics = new MetricsStore(db);
+  const events = new EventBus();
+  const settings = new SettingsStore(db, config.discovery, (msg) => log.warn({ err: msg }, 'stored settings ignored'));
+  const now = Date.now;
+  const snmpPort = Number(process.env.PRINTBOX_SNMP_PORT) || undefined; // tests: the simulator's port
+  const discovery = new DiscoveryService({ devices, metrics, settings, events, log, now, snmpPort });
+  const ctx: AgentContext = { config, log, logRing, db, devices, metrics, sessions, events, settings, discovery, now };
 
   const paths = tlsPaths(config);
   await ensureCertificate(paths, log);
@@ -49,6 +52,8 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   );
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
   const stopWatchdog = startWatchdog(log);
+  const stopRollups = startRollupSchedule(db, log);
+  const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
 
@@ -61,6 +66,9 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     notifyStopping(log);
     stopWatch();
     stopWatchdog();
+    stopDiscovery();
+    await stopRollups();
+    await discovery.stop();
     await listeners.close();
     db.close();
     process.exit(0);

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
+import { validateCidrList } from '../snmp/ranges.js';
 
 export type AuthMode = 'local' | 'server' | 'disabled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -19,6 +20,8 @@ export interface Config {
     auth: { mode: AuthMode; allow_local_admin: boolean };
   };
   server: { url: string };
+  /** Defaults for the discovery settings, until someone changes them through /settings. */
+  discovery: { subnet_scan: boolean; auto_discover: boolean; allowed_ranges: string[] };
   log: { level: LogLevel };
 }
 
@@ -34,6 +37,8 @@ export function defaultConfig(): Config {
       auth: { mode: 'local', allow_local_admin: true },
     },
     server: { url: '' },
+    // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
+    discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [] },
     log: { level: 'info' },
   };
 }
@@ -60,6 +65,9 @@ const oneOf =
       throw new ConfigError(`config key ${key}: expected one of ${allowed.join(', ')}`);
     }
   };
+const isStringList: Check = (v, key) => {
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ConfigError(`config key ${key}: expected a list of strings`);
+};
 const isUrl: Check = (v, key) => {
   isString(v, key);
   if (v === '') return;
@@ -90,6 +98,7 @@ const schema: Schema = {
     auth: { mode: oneOf('local', 'server', 'disabled'), allow_local_admin: isBool },
   },
   server: { url: isUrl },
+  discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
 };
 
@@ -133,6 +142,8 @@ function resolvePaths(cfg: Config, baseDir: string): Config {
     tls.cert_file = resolve(baseDir, tls.cert_file);
     tls.key_file = resolve(baseDir, tls.key_file);
   }
+  const cidrProblem = validateCidrList(cfg.discovery.allowed_ranges);
+  if (cidrProblem) throw new ConfigError(`config key discovery.allowed_ranges: ${cidrProblem}`);
   if (cfg.web.https_port === 0) throw new ConfigError('config key web.https_port: must not be 0');
   return cfg;
 }

@@ -85,6 +85,32 @@ export class DeviceStore {
     return (this.db.prepare(sql).all(...params) as Row[]).map(fromRow);
   }
 
+  /** Marks a device saved; false when there is no such device. */
+  save(serial: string): boolean {
+    return this.db.prepare('UPDATE devices SET is_saved = 1 WHERE serial = ?').run(serial).changes > 0;
+  }
+
+  /** Saves every visible discovered device; returns their serials. */
+  saveAll(): string[] {
+    const rows = this.db
+      .prepare('UPDATE devices SET is_saved = 1 WHERE is_saved = 0 AND visible = 1 RETURNING serial')
+      .all() as { serial: string }[];
+    return rows.map((r) => r.serial).sort();
+  }
+
+  /**
+   * Removes the device and every row that refers to it, in all tiers, in one transaction.
+   * Explicit deletes: nothing relies on foreign-key cascades.
+   */
+  delete(serial: string): boolean {
+    return this.db.transaction(() => {
+      for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
+        this.db.prepare(`DELETE FROM ${t} WHERE serial = ?`).run(serial);
+      }
+      return this.db.prepare('DELETE FROM devices WHERE serial = ?').run(serial).changes > 0;
+    })();
+  }
+
   listAll(): Device[] {
     return (this.db.prepare('SELECT * FROM devices ORDER BY serial').all() as Row[]).map(fromRow);
   }

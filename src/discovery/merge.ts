@@ -1,0 +1,57 @@
+// Folds what a printer reported into its device record. What a person set (asset_number,
+// location, description, and any field in locked_fields) is never overwritten (decisions.md).
+import type { Device } from '../model/device.js';
+
+/** What discovery learned about one printer, already in contract field names. */
+export interface Observation {
+  serial: string;
+  ip: string;
+  now: number;
+  scanId?: number;
+  fields: Partial<Pick<Device, 'manufacturer' | 'model' | 'hostname' | 'firmware' | 'mac_address' | 'subnet_mask' | 'gateway' | 'location' | 'description' | 'web_ui_url' | 'consumables' | 'status_messages' | 'dns_servers' | 'dhcp_server'>>;
+  printerInfo: Record<string, unknown>;
+}
+
+const PERSON_FIELDS = new Set(['asset_number', 'location', 'description']);
+
+export function mergeObservation(existing: Device | undefined, o: Observation): Device {
+  const d: Device = existing
+    ? { ...existing }
+    : {
+        serial: o.serial,
+        ip: o.ip,
+        last_seen: o.now,
+        created_at: o.now,
+        first_seen: o.now,
+        device_type: 'network',
+        source_type: 'snmp',
+        is_usb: false,
+        is_default: false,
+        is_shared: false,
+        usb_webui_available: false,
+        is_saved: false,
+        visible: true,
+      };
+  const locked = new Set((existing?.locked_fields ?? []).map((l) => l.field));
+  const record = d as unknown as Record<string, unknown>;
+  for (const [k, v] of Object.entries(o.fields)) {
+    if (v === undefined || locked.has(k)) continue;
+    // A person-set field is only filled by discovery while nobody has set it.
+    if (PERSON_FIELDS.has(k) && existing && record[k]) continue;
+    record[k] = v;
+  }
+  if (!locked.has('ip')) d.ip = o.ip;
+  d.last_seen = o.now;
+  d.discovery_method = 'snmp';
+  d.source_type = existing?.source_type === 'import' || !existing ? 'snmp' : existing.source_type;
+  d.device_type ||= 'network';
+  if (o.scanId !== undefined) d.last_scan_id = o.scanId;
+  d.printer_info = o.printerInfo;
+  return d;
+}
+
+/** Marks a device that did not answer a poll, without deleting anything. */
+export function markUnreachable(d: Device, now: number, message: string): Device {
+  const others = (d.status_messages ?? []).filter((m) => !m.startsWith('not responding'));
+  return { ...d, status_messages: [`not responding: ${message}`, ...others].slice(0, 32), raw_data: { ...(d.raw_data ?? {}), last_poll_failed_at: new Date(now).toISOString() } };
+}

@@ -1,0 +1,232 @@
+// Discovery and collection: runs SNMP scans over the configured targets, turns answers into
+// device records and raw snapshots, and polls saved devices. One scan at a time.
+import type { Logger } from '../log/logger.js';
+import type { DeviceStore } from '../store/devices.js';
+import type { MetricsStore } from '../store/metrics.js';
+import type { SettingsStore } from '../settings/store.js';
+import type { Settings } from '../settings/settings.js';
+import type { EventBus } from '../events/bus.js';
+import type { Device, Snapshot } from '../model/device.js';
+import type { SnmpCredential } from '../snmp/client.js';
+import { scan, readHost, type HostReadResult } from '../snmp/scan.js';
+import { localSubnetTargets, parseRangesText } from '../snmp/ranges.js';
+import { parsePrinter } from '../snmp/parse/printer.js';
+import { markUnreachable, mergeObservation, type Observation } from './merge.js';
+
+export interface DiscoveryDeps {
+  devices: DeviceStore;
+  metrics: MetricsStore;
+  settings: SettingsStore;
+  events: EventBus;
+  log: Logger;
+  now(): number;
+  /** UDP port printers answer on (tests point it at the simulator). */
+  snmpPort?: number;
+}
+
+export interface ScanState {
+  scan_id: number;
+  state: 'running' | 'done' | 'failed';
+  scanned: number;
+  total: number;
+  found: number;
+  error?: string;
+}
+
+/** SNMP credentials from settings, in the order they are tried. */
+export function credentialsOf(s: Settings): SnmpCredential[] {
+  const v3: SnmpCredential[] = s.snmp.v3.map((u) => ({
+    version: 'v3',
+    user: u.user,
+    ...(u.auth_protocol !== 'none' ? { authProtocol: u.auth_protocol, authKey: u.auth_key } : {}),
+    ...(u.priv_protocol !== 'none' ? { privProtocol: u.priv_protocol, privKey: u.priv_key } : {}),
+  }));
+  const communities: SnmpCredential[] = s.snmp.communities.map((community) => ({ version: s.snmp.version, community }));
+  return [...v3, ...communities];
+}
+
+/** The addresses a scan covers: the box's own subnets and/or the configured ranges. */
+export function scanTargets(s: Settings): string[] {
+  const targets = new Set<string>();
+  if (s.discovery.subnet_scan) for (const a of localSubnetTargets()) targets.add(a);
+  if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) targets.add(a);
+  return [...targets];
+}
+
+export class DiscoveryService {
+  private lastScanId = 0;
+  private current?: { state: ScanState; abort: AbortController; done: Promise<void> };
+  private polling?: Promise<Snapshot[]>;
+
+  constructor(private readonly deps: DiscoveryDeps) {}
+
+  status(): ScanState | undefined {
+    return this.current?.state;
+  }
+
+  /** Starts a scan unless one is running; returns its state at once. */
+  start(): { state: ScanState; alreadyRunning: boolean } {
+    if (this.current?.state.state === 'running') return { state: this.current.state, alreadyRunning: true };
+    const state: ScanState = { scan_id: ++this.lastScanId, state: 'running', scanned: 0, total: 0, found: 0 };
+    const abort = new AbortController();
+    const done = this.runScan(state, abort.signal);
+    this.current = { state, abort, done };
+    return { state, alreadyRunning: false };
+  }
+
+  /** Waits for the running scan, if any (tests, shutdown). */
+  async settle(): Promise<void> {
+    await this.current?.done;
+  }
+
+  async stop(): Promise<void> {
+    this.current?.abort.abort();
+    await this.current?.done;
+    await this.polling;
+  }
+
+  private async runScan(state: ScanState, signal: AbortSignal): Promise<void> {
+    const { settings, events, log } = this.deps;
+    const s = settings.get();
+    const publish = () => events.emit('discovery_update', { ...state });
+    try {
+      const targets = s.discovery.enable_snmp ? scanTargets(s) : [];
+      state.total = targets.length;
+      publish();
+      log.info({ scan_id: state.scan_id, targets: targets.length }, 'discovery started');
+      let lastPublish = 0;
+      const result = await scan({
+        targets,
+        credentials: credentialsOf(s),
+        timeoutMs: s.discovery.snmp_timeout_ms,
+        concurrency: s.discovery.discover_concurrency,
+        allowedRanges: s.discovery.allowed_ranges,
+        port: this.deps.snmpPort,
+        signal,
+        onProgress: (p) => {
+          state.scanned = p.scanned;
+          // Progress events at most every 250 ms: a /24 must not flood the stream.
+          if (Date.now() - lastPublish > 250) {
+            lastPublish = Date.now();
+            publish();
+          }
+        },
+        onHost: (host) => {
+          if (this.record(host, state.scan_id)) state.found++;
+        },
+      });
+      state.scanned = result.scanned;
+      state.state = 'done';
+      log.info({ scan_id: state.scan_id, found: state.found, ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+    } catch (err) {
+      state.state = 'failed';
+      state.error = (err as Error).message;
+      log.error({ scan_id: state.scan_id, err: state.error }, 'discovery failed');
+    }
+    publish();
+  }
+
+  /** Stores what one host answered; returns the device serial, or undefined when unusable. */
+  private record(host: HostReadResult, scanId?: number): string | undefined {
+    const { devices, metrics, events, log } = this.deps;
+    const now = this.deps.now();
+    const parsed = parsePrinter(host.values, host.address, new Date(now));
+    const observation = toObservation(parsed, host.address, now, scanId);
+    if (!observation) {
+      log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
+      return undefined;
+    }
+    const existing = devices.get(observation.serial);
+    const device = mergeObservation(existing, observation);
+    devices.put(device);
+    metrics.insertRaw({ serial: device.serial, ts: now, ...parsed.metrics });
+    events.emit('device_change', { serial: device.serial, change: existing ? 'updated' : 'discovered' });
+    return device.serial;
+  }
+
+  /** Reads one known device now and stores the snapshot; undefined when it did not answer. */
+  async collect(serial: string): Promise<Snapshot | undefined> {
+    const snaps = await this.poll([serial]);
+    return snaps[0];
+  }
+
+  /** Polls every saved device; the round's snapshots are written in one transaction. */
+  async collectSaved(): Promise<Snapshot[]> {
+    if (this.polling) return this.polling; // a round is under way: share it, never double it
+    const serials = this.deps.devices.listSaved().filter((d) => d.source_type !== 'usb').map((d) => d.serial);
+    this.polling = this.poll(serials).finally(() => (this.polling = undefined));
+    return this.polling;
+  }
+
+  private async poll(serials: string[]): Promise<Snapshot[]> {
+    const { devices, metrics, settings, events, log } = this.deps;
+    const s = settings.get();
+    const credentials = credentialsOf(s);
+    const readings: { device: Device; snapshot: Omit<Snapshot, 'id'> }[] = [];
+    const queue = [...serials];
+    const worker = async () => {
+      for (let serial = queue.shift(); serial !== undefined; serial = queue.shift()) {
+        const device = devices.get(serial);
+        if (!device) continue;
+        const now = this.deps.now();
+        let host: HostReadResult | null = null;
+        try {
+          host = await readHost(device.ip, {
+            credentials,
+            timeoutMs: s.discovery.snmp_timeout_ms,
+            allowedRanges: s.discovery.allowed_ranges,
+            port: this.deps.snmpPort,
+          });
+        } catch (err) {
+          log.warn({ serial, ip: device.ip, err: (err as Error).message }, 'poll failed');
+        }
+        const parsed = host ? parsePrinter(host.values, device.ip, new Date(now)) : undefined;
+        const observation = parsed ? toObservation(parsed, device.ip, now) : undefined;
+        if (!parsed || !observation || observation.serial !== serial) {
+          // Silent, or another printer now answers at this address: keep the record, say so.
+          const why = !parsed ? 'no SNMP answer' : `a different device answers at ${device.ip}`;
+          devices.put(markUnreachable(device, now, why));
+          events.emit('device_change', { serial, change: 'updated' });
+          continue;
+        }
+        readings.push({ device: mergeObservation(device, observation), snapshot: { serial, ts: now, ...parsed.metrics } });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));
+    const ids = metrics.insertRawBatch(readings.map((r) => r.snapshot));
+    for (const r of readings) devices.put(r.device);
+    for (const r of readings) events.emit('device_change', { serial: r.device.serial, change: 'metrics' });
+    return readings.map((r, i) => ({ ...r.snapshot, id: ids[i] }));
+  }
+}
+
+type Parsed = ReturnType<typeof parsePrinter>;
+
+function toObservation(parsed: Parsed, ip: string, now: number, scanId?: number): Observation | undefined {
+  const info = parsed.info as Record<string, unknown>;
+  const mac = typeof info.mac_address === 'string' ? info.mac_address : undefined;
+  const serial = parsed.serial || (mac ? `MAC-${mac.replace(/[^0-9A-Fa-f]/g, '').toUpperCase()}` : undefined);
+  if (!serial) return undefined;
+  const str = (k: string) => (typeof info[k] === 'string' && info[k] !== '' ? (info[k] as string) : undefined);
+  const list = (k: string) => (Array.isArray(info[k]) ? (info[k] as string[]) : undefined);
+  return {
+    serial,
+    ip,
+    now,
+    scanId,
+    fields: {
+      manufacturer: str('manufacturer'),
+      model: str('model'),
+      hostname: str('hostname'),
+      firmware: str('firmware'),
+      mac_address: mac,
+      subnet_mask: str('subnet_mask'),
+      gateway: str('gateway'),
+      location: str('location'),
+      web_ui_url: str('web_ui_url'),
+      consumables: list('consumables'),
+      status_messages: list('status_messages') ?? [],
+    },
+    printerInfo: { ...info, serial },
+  };
+}

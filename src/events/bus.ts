@@ -1,0 +1,35 @@
+// In-process events for the SSE stream (decisions.md, Events).
+import { EventEmitter } from 'node:events';
+
+export interface DiscoveryUpdate {
+  scan_id: number;
+  state: 'running' | 'done' | 'failed';
+  scanned: number;
+  total: number;
+  found: number;
+  error?: string;
+}
+
+export type DeviceChangeKind = 'discovered' | 'updated' | 'saved' | 'hidden' | 'deleted' | 'metrics';
+
+export interface AgentEvents {
+  discovery_update: DiscoveryUpdate;
+  device_change: { serial: string; change: DeviceChangeKind };
+}
+
+export type EventName = keyof AgentEvents;
+
+export class EventBus {
+  private readonly emitter = new EventEmitter();
+  constructor() {
+    this.emitter.setMaxListeners(0); // SSE clients are capped by the route, not here
+  }
+  emit<K extends EventName>(name: K, data: AgentEvents[K]): void {
+    this.emitter.emit('event', name, data);
+  }
+  /** Every event, in order; returns an unsubscribe function. */
+  subscribe(listener: (name: EventName, data: unknown) => void): () => void {
+    this.emitter.on('event', listener);
+    return () => this.emitter.off('event', listener);
+  }
+}

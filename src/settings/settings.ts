@@ -1,0 +1,172 @@
+// Runtime settings (contract 2.6 and decisions.md, Settings): the contract's `discovery` object
+// with its field names, and beside it SNMP credentials and the polling interval. Kept in the
+// database, changed by POST /settings (a partial body, all or nothing), applied live.
+import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
+
+export interface V3Setting {
+  user: string;
+  auth_protocol: 'SHA' | 'MD5' | 'none';
+  auth_key: string;
+  priv_protocol: 'AES' | 'DES' | 'none';
+  priv_key: string;
+}
+
+export interface Settings {
+  discovery: {
+    subnet_scan: boolean;
+    manual_ranges: boolean;
+    ranges_text: string;
+    enable_snmp: boolean;
+    snmp_timeout_ms: number;
+    discover_concurrency: number;
+    /** Scan on a schedule without anyone asking (the appliance turns this on). */
+    auto_discover: boolean;
+    auto_discover_interval_minutes: number;
+    /** CIDR list; when non-empty, no packet is sent outside it. */
+    allowed_ranges: string[];
+  };
+  snmp: {
+    /** Tried in order for v1/v2c. */
+    communities: string[];
+    version: 'v1' | 'v2c';
+    v3: V3Setting[];
+  };
+  collection: {
+    interval_minutes: number;
+  };
+}
+
+export interface SettingsDefaults {
+  subnet_scan: boolean;
+  auto_discover: boolean;
+  allowed_ranges: string[];
+}
+
+export function defaultSettings(d: SettingsDefaults): Settings {
+  return {
+    discovery: {
+      subnet_scan: d.subnet_scan,
+      manual_ranges: false,
+      ranges_text: '',
+      enable_snmp: true,
+      snmp_timeout_ms: 2000,
+      discover_concurrency: 32,
+      auto_discover: d.auto_discover,
+      auto_discover_interval_minutes: 60,
+      allowed_ranges: [...d.allowed_ranges],
+    },
+    snmp: { communities: ['public'], version: 'v2c', v3: [] },
+    collection: { interval_minutes: 15 },
+  };
+}
+
+export class SettingsError extends Error {}
+
+type Rule = (v: unknown, field: string, current: unknown) => unknown;
+
+const bool: Rule = (v, f) => {
+  if (typeof v !== 'boolean') throw new SettingsError(`${f} must be true or false`);
+  return v;
+};
+const int =
+  (min: number, max: number): Rule =>
+  (v, f) => {
+    if (!Number.isInteger(v) || (v as number) < min || (v as number) > max) {
+      throw new SettingsError(`${f} must be an integer from ${min} to ${max}`);
+    }
+    return v;
+  };
+const oneOf =
+  (...allowed: string[]): Rule =>
+  (v, f) => {
+    if (typeof v !== 'string' || !allowed.includes(v)) throw new SettingsError(`${f} must be one of ${allowed.join(', ')}`);
+    return v;
+  };
+const rangesText: Rule = (v, f) => {
+  if (typeof v !== 'string') throw new SettingsError(`${f} must be a string`);
+  if (v.length > 65_536) throw new SettingsError(`${f} is longer than 65536 characters`);
+  const problem = validateRangesText(v);
+  if (problem) throw new SettingsError(`${f}: ${problem}`);
+  return v;
+};
+const cidrList: Rule = (v, f) => {
+  if (!Array.isArray(v) || v.length > 256) throw new SettingsError(`${f} must be a list of at most 256 CIDR ranges`);
+  const problem = validateCidrList(v);
+  if (problem) throw new SettingsError(`${f}: ${problem}`);
+  return v;
+};
+const communities: Rule = (v, f) => {
+  if (!Array.isArray(v) || v.length < 1 || v.length > 16) throw new SettingsError(`${f} must be a list of 1 to 16 communities`);
+  for (const c of v) {
+    if (typeof c !== 'string' || c === '' || c.length > 64) throw new SettingsError(`${f} entries must be strings of 1 to 64 characters`);
+  }
+  return v;
+};
+// GET /settings never shows v3 keys; a POST that sends a key as "" keeps the stored one.
+const v3List: Rule = (v, f, current) => {
+  if (!Array.isArray(v) || v.length > 8) throw new SettingsError(`${f} must be a list of at most 8 SNMPv3 users`);
+  const old = (current as V3Setting[]) ?? [];
+  return v.map((entry, i) => {
+    const at = `${f}[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new SettingsError(`${at} must be an object`);
+    const e = entry as Record<string, unknown>;
+    for (const k of Object.keys(e)) {
+      if (!['user', 'auth_protocol', 'auth_key', 'priv_protocol', 'priv_key'].includes(k)) throw new SettingsError(`unknown setting ${at}.${k}`);
+    }
+    if (typeof e.user !== 'string' || e.user === '' || e.user.length > 64) throw new SettingsError(`${at}.user must be a string of 1 to 64 characters`);
+    const prev = old.find((o) => o.user === e.user);
+    const out: V3Setting = {
+      user: e.user,
+      auth_protocol: oneOf('SHA', 'MD5', 'none')(e.auth_protocol ?? 'none', `${at}.auth_protocol`, undefined) as V3Setting['auth_protocol'],
+      auth_key: typeof e.auth_key === 'string' && e.auth_key !== '' ? e.auth_key : (prev?.auth_key ?? ''),
+      priv_protocol: oneOf('AES', 'DES', 'none')(e.priv_protocol ?? 'none', `${at}.priv_protocol`, undefined) as V3Setting['priv_protocol'],
+      priv_key: typeof e.priv_key === 'string' && e.priv_key !== '' ? e.priv_key : (prev?.priv_key ?? ''),
+    };
+    if (out.auth_protocol !== 'none' && out.auth_key.length < 8) throw new SettingsError(`${at}.auth_key must have at least 8 characters`);
+    if (out.priv_protocol !== 'none') {
+      if (out.auth_protocol === 'none') throw new SettingsError(`${at}.priv_protocol needs an auth_protocol`);
+      if (out.priv_key.length < 8) throw new SettingsError(`${at}.priv_key must have at least 8 characters`);
+    }
+    return out;
+  });
+};
+
+const RULES: Record<string, Record<string, Rule>> = {
+  discovery: {
+    subnet_scan: bool,
+    manual_ranges: bool,
+    ranges_text: rangesText,
+    enable_snmp: bool,
+    snmp_timeout_ms: int(100, 60_000),
+    discover_concurrency: int(1, 256),
+    auto_discover: bool,
+    auto_discover_interval_minutes: int(5, 10_080),
+    allowed_ranges: cidrList,
+  },
+  snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List },
+  collection: { interval_minutes: int(1, 1440) },
+};
+
+/** Applies a partial update to `current`; throws SettingsError naming the first bad field. */
+export function mergeSettings(current: Settings, patch: unknown): Settings {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new SettingsError('settings must be a JSON object');
+  const next = structuredClone(current) as unknown as Record<string, Record<string, unknown>>;
+  for (const [section, values] of Object.entries(patch)) {
+    const rules = RULES[section];
+    if (!rules) throw new SettingsError(`unknown setting ${section}`);
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new SettingsError(`${section} must be an object`);
+    for (const [key, value] of Object.entries(values)) {
+      const rule = rules[key];
+      if (!rule) throw new SettingsError(`unknown setting ${section}.${key}`);
+      next[section][key] = rule(value, `${section}.${key}`, next[section][key]);
+    }
+  }
+  return next as unknown as Settings;
+}
+
+/** What GET /settings shows: everything but SNMPv3 keys. */
+export function publicSettings(s: Settings): Settings {
+  const copy = structuredClone(s);
+  copy.snmp.v3 = copy.snmp.v3.map((u) => ({ ...u, auth_key: '', priv_key: '' }));
+  return copy;
+}
