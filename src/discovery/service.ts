@@ -10,7 +10,7 @@ import type { Device, Snapshot } from '../model/device.js';
 import type { SnmpCredential } from '../snmp/client.js';
 import { scan, readHost, type HostReadResult } from '../snmp/scan.js';
 import { localSubnetTargets, parseRangesText } from '../snmp/ranges.js';
-import { parsePrinter } from '../snmp/parse/printer.js';
+import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import { markUnreachable, mergeObservation, type Observation } from './merge.js';
 
 export interface DiscoveryDeps {
@@ -102,6 +102,7 @@ export class DiscoveryService {
         concurrency: s.discovery.discover_concurrency,
         allowedRanges: s.discovery.allowed_ranges,
         port: this.deps.snmpPort,
+        planRead: readPlan,
         signal,
         onProgress: (p) => {
           state.scanned = p.scanned;
@@ -176,6 +177,7 @@ export class DiscoveryService {
             timeoutMs: s.discovery.snmp_timeout_ms,
             allowedRanges: s.discovery.allowed_ranges,
             port: this.deps.snmpPort,
+            planRead: readPlan,
           });
         } catch (err) {
           log.warn({ serial, ip: device.ip, err: (err as Error).message }, 'poll failed');
@@ -203,7 +205,7 @@ export class DiscoveryService {
 type Parsed = ReturnType<typeof parsePrinter>;
 
 function toObservation(parsed: Parsed, ip: string, now: number, scanId?: number): Observation | undefined {
-  const info = parsed.info as Record<string, unknown>;
+  const info = parsed.info as unknown as Record<string, unknown>;
   const mac = typeof info.mac_address === 'string' ? info.mac_address : undefined;
   const serial = parsed.serial || (mac ? `MAC-${mac.replace(/[^0-9A-Fa-f]/g, '').toUpperCase()}` : undefined);
   if (!serial) return undefined;

@@ -1,0 +1,70 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/store/db.js';
+import { latestVersion, migrations } from '../../src/store/migrations.js';
+
+const tmp = () => mkdtempSync(join(tmpdir(), 'printbox-mig-'));
+
+test('a new database migrates to the latest version with WAL and FULL sync', () => {
+  const dir = tmp();
+  try {
+    const db = openDatabase(join(dir, 'a.db'));
+    assert.equal(db.pragma('user_version', { simple: true }), latestVersion);
+    assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(db.pragma('synchronous', { simple: true }), 2); // FULL
+    assert.equal(db.pragma('auto_vacuum', { simple: true }), 2); // INCREMENTAL
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('versions are consecutive from 1', () => {
+  migrations.forEach((m, i) => assert.equal(m.version, i + 1));
+});
+
+// From every earlier version that has tables (1 .. latest-1), with data in it: the upgrade keeps
+// every row. Version 0 (an empty file) is the first test.
+for (let from = 1; from <= latestVersion; from++) {
+  test(`migrating from version ${from} keeps devices and metrics`, () => {
+    const dir = tmp();
+    const file = join(dir, 'm.db');
+    try {
+      const old = openDatabase(file, { migrateTo: from });
+      assert.equal(old.pragma('user_version', { simple: true }), from);
+      old.prepare(
+        `INSERT INTO devices (serial, ip, last_seen, created_at, first_seen, device_type, source_type, is_saved, visible)
+         VALUES ('S1', '127.0.0.9', 1, 1, 1, 'network', 'snmp', 1, 1)`,
+      ).run();
+      old.prepare(`INSERT INTO metrics_raw (serial, ts, page_count) VALUES ('S1', 1000, 42)`).run();
+      old.prepare(`INSERT INTO metrics_monthly (serial, ts, sample_count, page_count_max) VALUES ('S1', 0, 3, 40)`).run();
+      old.close();
+
+      const db = openDatabase(file);
+      assert.equal(db.pragma('user_version', { simple: true }), latestVersion);
+      assert.deepEqual(db.prepare('SELECT serial, ip FROM devices').all(), [{ serial: 'S1', ip: '127.0.0.9' }]);
+      assert.deepEqual(db.prepare('SELECT serial, ts, page_count FROM metrics_raw').all(), [{ serial: 'S1', ts: 1000, page_count: 42 }]);
+      assert.equal((db.prepare('SELECT count(*) AS n FROM metrics_monthly').get() as { n: number }).n, 1);
+      assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+      db.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+}
+
+test('a database from a newer agent is refused, not rewritten', () => {
+  const dir = tmp();
+  const file = join(dir, 'n.db');
+  try {
+    const db = openDatabase(file);
+    db.pragma(`user_version = ${latestVersion + 1}`);
+    db.close();
+    assert.throws(() => openDatabase(file), /newer than this agent supports/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
