@@ -20,8 +20,6 @@ export interface DiscoveryDeps {
   events: EventBus;
   log: Logger;
   now(): number;
-  /** UDP port printers answer on (tests point it at the simulator). */
-  snmpPort?: number;
 }
 
 export interface ScanState {
@@ -101,7 +99,7 @@ export class DiscoveryService {
         timeoutMs: s.discovery.snmp_timeout_ms,
         concurrency: s.discovery.discover_concurrency,
         allowedRanges: s.discovery.allowed_ranges,
-        port: this.deps.snmpPort,
+        port: s.snmp.port,
         planRead: readPlan,
         signal,
         onProgress: (p) => {
@@ -176,7 +174,7 @@ export class DiscoveryService {
             credentials,
             timeoutMs: s.discovery.snmp_timeout_ms,
             allowedRanges: s.discovery.allowed_ranges,
-            port: this.deps.snmpPort,
+            port: s.snmp.port,
             planRead: readPlan,
           });
         } catch (err) {

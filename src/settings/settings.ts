@@ -30,6 +30,8 @@ export interface Settings {
     communities: string[];
     version: 'v1' | 'v2c';
     v3: V3Setting[];
+    /** UDP port printers answer on: 161 everywhere but in simulators. */
+    port: number;
   };
   collection: {
     interval_minutes: number;
@@ -55,7 +57,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       auto_discover_interval_minutes: 60,
       allowed_ranges: [...d.allowed_ranges],
     },
-    snmp: { communities: ['public'], version: 'v2c', v3: [] },
+    snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
   };
 }
@@ -143,7 +145,7 @@ const RULES: Record<string, Record<string, Rule>> = {
     auto_discover_interval_minutes: int(5, 10_080),
     allowed_ranges: cidrList,
   },
-  snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List },
+  snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },
 };
 
