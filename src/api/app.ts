@@ -11,6 +11,7 @@ import * as discoveryRoutes from './routes/discovery.js';
 import * as settingsRoutes from './routes/settings.js';
 import * as eventRoutes from './routes/events.js';
 import * as logRoutes from './routes/logs.js';
+import * as uiRoutes from './routes/ui.js';
 
 /** Route modules: each registers its paths on the app. Later features add theirs here. */
 const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
@@ -21,6 +22,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   settingsRoutes,
   eventRoutes,
   logRoutes,
+  uiRoutes,
 ];
 
 function requestLog(ctx: AgentContext) {

@@ -1,0 +1,34 @@
+// The local web UI: served to an authenticated client under a strict CSP, never to others.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startAgent, type Agent } from '../helpers/agent.js';
+
+const agents: Agent[] = [];
+after(async () => {
+  for (const a of agents) await a.stop();
+});
+
+test('the page and its script are served with a CSP that forbids inline script', async () => {
+  const agent = await startAgent();
+  agents.push(agent);
+  const page = await agent.request('/', { headers: { Accept: 'text/html' } });
+  assert.equal(page.status, 200);
+  assert.match(String(page.headers['content-type']), /^text\/html/);
+  assert.match(page.body, /<script src="\/ui.js"><\/script>/);
+  assert.doesNotMatch(page.body, /<script>/, 'no inline script');
+  assert.match(String(page.headers['content-security-policy']), /default-src 'self'/);
+  const js = await agent.request('/ui.js');
+  assert.equal(js.status, 200);
+  assert.match(String(js.headers['content-type']), /^text\/javascript/);
+  assert.match(js.body, /fetch\(path/);
+});
+
+test('without a credential the page redirects to login and the script is refused', async () => {
+  const agent = await startAgent({ allowLocalAdmin: false });
+  agents.push(agent);
+  const page = await agent.request('/', { headers: { Accept: 'text/html' } });
+  assert.equal(page.status, 302);
+  assert.equal(page.headers.location, '/login?return_to=%2F');
+  const js = await agent.request('/ui.js', { headers: { Accept: '*/*' } });
+  assert.equal(js.status, 401);
+});
