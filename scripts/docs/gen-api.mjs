@@ -39,7 +39,7 @@ for (let i = 48; i >= 1; i--) {
   lines.push({ kind: 'metrics', tier: 'raw', serial: 'VD21457943', timestamp: iso(now - i * H), page_count: 7400 + (48 - i) * 3, toner_levels: { black: 80 - Math.floor((48 - i) / 12) } });
 }
 lines.push({ kind: 'metrics', tier: 'raw', serial: 'RH28Y00024', timestamp: iso(now - 2 * H), page_count: 76498, color_pages: 40211, mono_pages: 36287, toner_levels: { black: 55, cyan: 70, magenta: 64, yellow: 81 } });
-lines.push({ kind: 'metrics', tier: 'daily', serial: 'VD21457943', timestamp: iso(Math.floor((now - 40 * 24 * H) / (24 * H)) * 24 * H), page_count: 7100, toner_levels: { black: 95 }, sample_count: 96 });
+lines.push({ kind: 'metrics', tier: 'daily', serial: 'VD21457943', timestamp: iso(Math.floor((now - 40 * 24 * H) / (24 * H)) * 24 * H), page_count: 7100, toner_levels: { black: 95 } });
 writeFileSync(join(dir, 'seed.ndjson'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
 execFileSync(process.execPath, [cli, 'import', join(dir, 'seed.ndjson'), '--config', config]);
 

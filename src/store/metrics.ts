@@ -172,11 +172,8 @@ export class MetricsStore {
   }
 
   /** Every row of a tier in (serial, ts) order, for export. Aggregates carry their served values. */
-  *iterateTier(tier: Tier): IterableIterator<Snapshot & { sample_count?: number }> {
+  *iterateTier(tier: Tier): IterableIterator<Snapshot> {
     const stmt = this.db.prepare(`SELECT * FROM ${TABLE[tier]} ORDER BY serial, ts, id`);
-    for (const row of stmt.iterate() as IterableIterator<Row>) {
-      if (tier === 'raw') yield rawFromRow(row);
-      else yield { ...aggregateFromRow(row), sample_count: row.sample_count as number };
-    }
+    for (const row of stmt.iterate() as IterableIterator<Row>) yield tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
   }
 }

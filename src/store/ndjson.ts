@@ -87,7 +87,6 @@ interface ParsedMetrics {
   counters: Partial<Record<(typeof METRICS_COUNTERS)[number], number>>;
   extra: Record<string, number>;
   toner_levels?: Obj;
-  sample_count: number;
 }
 
 const COUNTER_SET = new Set<string>(METRICS_COUNTERS);
@@ -103,7 +102,6 @@ function parseMetrics(obj: Obj): ParsedMetrics {
     ts: checkField({ name: 'timestamp', kind: 'time' }, obj.timestamp) as number,
     counters: {},
     extra: {},
-    sample_count: 1,
   };
   for (const [k, v] of Object.entries(obj)) {
     if (['kind', 'tier', 'serial', 'timestamp', 'id', 'paper_trays'].includes(k)) continue;
@@ -114,9 +112,6 @@ function parseMetrics(obj: Obj): ParsedMetrics {
     } else if (k === 'toner_levels') {
       if (!isObject(v)) throw new Error('field toner_levels must be an object');
       m.toner_levels = v;
-    } else if (k === 'sample_count') {
-      if (!Number.isSafeInteger(v) || (v as number) < 1) throw new Error('field sample_count must be a positive integer');
-      m.sample_count = v as number;
     } else {
       throw new Error(`unknown metrics field ${k}`);
     }
@@ -168,7 +163,8 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
             metrics.upsertAggregate(m.tier, {
               serial: m.serial,
               ts: m.ts,
-              sample_count: m.sample_count,
+              // The backup format carries served values only: a restored bucket counts as one sample.
+              sample_count: 1,
               counters,
               toner_last: m.toner_levels,
               toner_avg: m.toner_levels,
@@ -210,7 +206,6 @@ export async function exportNdjson(db: DB, out: Writable): Promise<void> {
       for (const s of metrics.iterateTier(tier)) {
         const { tier: _t, ...json } = snapshotJson(s);
         const line: Obj = { kind: 'metrics', tier, ...json, ...(s.extra ?? {}) };
-        if (s.sample_count !== undefined) line.sample_count = s.sample_count;
         await write(line);
       }
     }
