@@ -46,7 +46,8 @@ export function credentialsOf(s: Settings): SnmpCredential[] {
 /** The addresses a scan covers: the box's own subnets and/or the configured ranges. */
 export function scanTargets(s: Settings): string[] {
   const targets = new Set<string>();
-  if (s.discovery.subnet_scan) for (const a of localSubnetTargets()) targets.add(a);
+  // A subnet larger than the 4096-address cap is scanned only around the box (clampLarge).
+  if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampLarge: true })) targets.add(a);
   if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) targets.add(a);
   return [...targets];
 }

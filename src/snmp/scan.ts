@@ -9,6 +9,7 @@
 // Safety: no packet is sent to an address outside `allowedRanges` (non-empty list); such targets
 // are reported in `skipped`. Only the given targets are contacted: addresses read from a printer
 // (ARP, routes) are never followed.
+import { setMaxListeners } from 'node:events';
 import { inAllowedRanges, parseIPv4 } from './ranges.js';
 import { IDENTITY_GET_OIDS, READ_GET_OIDS, WALK_ROOTS } from './oids.js';
 import { openSession, SnmpError, type SessionOptions, type SnmpCredential, type SnmpSession } from './client.js';
@@ -241,6 +242,8 @@ async function readHostCounted(address: string, options: ReadOptions, stats: { r
  * abort it resolves early with `aborted: true` and the hosts read so far.
  */
 export async function scan(options: ScanOptions): Promise<ScanResult> {
+  // Each host being read holds one abort listener: up to `concurrency` at once, by design.
+  if (options.signal) setMaxListeners((options.concurrency ?? DEFAULT_SCAN_CONCURRENCY) + 10, options.signal);
   const started = Date.now();
   const stats = { requests: 0 };
   const skipped: string[] = [];
