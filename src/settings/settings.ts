@@ -52,7 +52,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       ranges_text: '',
       enable_snmp: true,
       snmp_timeout_ms: 2000,
-      discover_concurrency: 32,
+      discover_concurrency: 64,
       auto_discover: d.auto_discover,
       auto_discover_interval_minutes: 60,
       allowed_ranges: [...d.allowed_ranges],
