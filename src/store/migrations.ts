@@ -75,6 +75,25 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    version: 2,
+    description: 'roll-up watermarks; time indexes for roll-up and retention range scans',
+    up(db) {
+      // rollup_state: per aggregated tier, every bucket starting before done_until is closed and
+      // written. The roll-up advances it in the same transaction as the buckets it wrote.
+      // The (ts) indexes let roll-up and retention read one time range of every device without a
+      // full scan; raw inserts append at the right edge of metrics_raw_ts (few pages per round).
+      db.exec(`
+        CREATE TABLE rollup_state (
+          tier TEXT PRIMARY KEY,
+          done_until INTEGER NOT NULL                      -- epoch ms UTC, bucket boundary
+        );
+        CREATE INDEX metrics_raw_ts ON metrics_raw (ts);
+        CREATE INDEX metrics_hourly_ts ON metrics_hourly (ts);
+        CREATE INDEX metrics_daily_ts ON metrics_daily (ts);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -1,0 +1,346 @@
+// Meter history benchmark (issue 4). See scripts/bench/README, section "history".
+//
+//   node dist/scripts/bench/history.js [--devices 500] [--days 730] [--cache /var/tmp/printbox-bench]
+//        [--fresh] [--iterations 300] [--agent https://127.0.0.1:8443] [--gen-only] [--old-step-min 60]
+//
+// 1. Generate (or top up) a fleet: `devices` printers polled every 15 minutes for `days` days up to
+//    now, inserted day by day on a simulated clock, rolled up and pruned THROUGH THE REAL CODE
+//    (rollupOnce + applyRetention after each simulated day, as a box that runs them would).
+//    The result is cached under --cache and reused; a later run only simulates the days since.
+// 2. Flash writes: on a copy, one more simulated day as the box does it: each 15-minute round of
+//    `devices` snapshots in one transaction (synchronous=FULL, WAL), the scheduled pass (roll-up in
+//    6-hour batches + retention + checkpoint) 5 minutes past each hour. Bytes written are read from /proc/self/io (wchar: bytes handed to
+//    write()/pwrite(), i.e. WAL frames + checkpoint pages + file growth; write_bytes: what the kernel
+//    accounted to the block layer for this process).
+// 3. Latency p50/p99 of history (each period, default maxPoints=200 and raw=true) and bounds, directly
+//    on SQLite (the store's prepared statements + LTTB, no HTTP), and, with --agent, over HTTPS.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { request } from 'node:https';
+import Database from 'better-sqlite3';
+import { openDatabase, type DB } from '../../src/store/db.js';
+import { MetricsStore, tierWindows } from '../../src/store/metrics.js';
+import { lttb } from '../../src/api/lttb.js';
+import { rollupOnce, DAY_MS } from '../../src/rollup/rollup.js';
+import { applyRetention, configureWal, maintainFile } from '../../src/rollup/retention.js';
+import { rollupPass, SCHEDULED_HOURLY_BATCH } from '../../src/rollup/schedule.js';
+
+const args = process.argv.slice(2);
+const opt = (name: string, def: string): string => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 && i + 1 < args.length ? args[i + 1] : def;
+};
+const flag = (name: string) => args.includes(`--${name}`);
+const DEVICES = Number(opt('devices', '500'));
+const DAYS = Number(opt('days', '730'));
+const CACHE = opt('cache', '/var/tmp/printbox-bench');
+const ITER = Number(opt('iterations', '300'));
+const AGENT = opt('agent', '');
+const STEP = 15 * 60_000;
+// Days older than FULL_DAYS before the end are polled every OLD_STEP (default hourly): they only
+// survive as daily and monthly rows, whose row counts do not depend on the poll interval, and it
+// keeps a 2-year generation within minutes. --old-step-min 15 gives full fidelity (about 4x longer).
+const OLD_STEP = Number(opt('old-step-min', '60')) * 60_000;
+const FULL_DAYS = 35;
+// --page-size N: create the database with another page size (db.ts keeps SQLite's default 4096).
+const PAGE_SIZE = Number(opt('page-size', '0'));
+const now = Date.now();
+const endOfData = Math.floor(now / STEP) * STEP; // last poll at or before now
+
+const dir = join(CACHE, `fleet-${DEVICES}x${DAYS}-old${OLD_STEP / 60_000}${PAGE_SIZE ? `-p${PAGE_SIZE}` : ''}`);
+const file = join(dir, 'printbox.db');
+const metaFile = join(dir, 'meta.json');
+const serial = (i: number) => `BENCH${String(i).padStart(5, '0')}`;
+const log = (s: string) => process.stdout.write(s + '\n');
+
+interface Meta { start: number; next: number; rollupDayMs: number[]; retentionDayMs: number[] }
+
+function readIo(): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of readFileSync('/proc/self/io', 'utf8').split('\n')) {
+    const [k, v] = line.split(':');
+    if (v) out[k.trim()] = Number(v);
+  }
+  return out;
+}
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const ms = (x: number) => x.toFixed(2);
+const fileBytes = (f: string) => (existsSync(f) ? statSync(f).size : 0);
+
+// A printer: cumulative counters with a per-device rate and a working-hours profile; toner falls
+// and is replaced now and then.
+function makeRound(ts: number, insert: (row: unknown[]) => void): void {
+  const k = Math.floor(ts / STEP);
+  const hour = new Date(ts).getUTCHours();
+  const busy = hour >= 7 && hour < 18 ? 1 : 0.1;
+  for (let i = 0; i < DEVICES; i++) {
+    const rate = 1 + (i % 17);
+    const page = Math.floor(k * rate * 0.4 + (busy * rate * (k % 4)) / 4) + i * 1000;
+    const color = Math.floor(page * ((i % 3) / 5));
+    const toner = 100 - ((k + i * 37) % 2000) / 20;
+    insert([serial(i), ts, page, color, page - color, Math.floor(page / 10),
+      `{"black":${Math.round(toner)},"cyan":${Math.round((toner + 30) % 100)},"magenta":${Math.round((toner + 60) % 100)},"yellow":${Math.round((toner + 10) % 100)}}`]);
+  }
+}
+
+const INSERT_SQL = `INSERT INTO metrics_raw (serial, ts, page_count, color_pages, mono_pages, scan_count, toner_levels) VALUES (?, ?, ?, ?, ?, ?, ?)`;
+
+async function generate(): Promise<Meta> {
+  if (flag('fresh')) rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  let meta: Meta;
+  if (PAGE_SIZE && !existsSync(file)) {
+    const pre = new Database(file);
+    pre.pragma(`page_size = ${PAGE_SIZE}`);
+    pre.pragma('auto_vacuum = INCREMENTAL');
+    pre.pragma('journal_mode = WAL'); // writes the header: the page size is fixed from here on
+    pre.close();
+  }
+  const db = openDatabase(file);
+  if (existsSync(metaFile)) meta = JSON.parse(readFileSync(metaFile, 'utf8'));
+  else {
+    const start = Math.floor((endOfData - DAYS * DAY_MS) / DAY_MS) * DAY_MS;
+    meta = { start, next: start, rollupDayMs: [], retentionDayMs: [] };
+    const dev = db.prepare(`INSERT OR IGNORE INTO devices (serial, ip, last_seen, created_at, first_seen, device_type, source_type, is_saved, manufacturer, model)
+      VALUES (?, ?, ?, ?, ?, 'network', 'snmp', 1, 'Bench', 'Model ' || ?)`);
+    db.transaction(() => {
+      for (let i = 0; i < DEVICES; i++) dev.run(serial(i), `127.77.${i >> 8}.${i & 255}`, endOfData, start, start, i % 7);
+    })();
+  }
+  // Generation only: durability is not needed here (a cut-off run resumes from meta.next; rows a
+  // cut-off run wrote past it are dropped first and written again).
+  db.pragma('synchronous = OFF');
+  db.prepare('DELETE FROM metrics_raw WHERE ts >= ?').run(meta.next);
+  const ins = db.prepare(INSERT_SQL);
+  const insertDay = db.transaction((from: number, to: number) => {
+    const step = from < endOfData - FULL_DAYS * DAY_MS ? OLD_STEP : STEP;
+    for (let ts = from; ts < to; ts += step) makeRound(ts, (r) => ins.run(...r));
+  });
+  const t0 = Date.now();
+  let days = 0;
+  while (meta.next <= endOfData) {
+    const to = Math.min(meta.next + DAY_MS, endOfData + 1);
+    insertDay(meta.next, to);
+    const clock = new Date(to + 5 * 60_000);
+    const a = performance.now();
+    await rollupOnce(db, clock);
+    const b = performance.now();
+    await applyRetention(db, clock, { maintain: false });
+    const c = performance.now();
+    if (to - meta.next === DAY_MS && meta.next >= endOfData - FULL_DAYS * DAY_MS) {
+      meta.rollupDayMs.push(b - a);
+      meta.retentionDayMs.push(c - b);
+    }
+    meta.next = to;
+    if (++days % 30 === 0) {
+      maintainFile(db);
+      writeFileSync(metaFile + '.tmp', JSON.stringify(meta));
+      renameSync(metaFile + '.tmp', metaFile);
+      log(`  generated ${days} days (${new Date(meta.next).toISOString().slice(0, 10)}), ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+    }
+  }
+  maintainFile(db);
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  writeFileSync(metaFile, JSON.stringify(meta));
+  log(`generation: ${days} simulated days in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return meta;
+}
+
+async function measureWrites(): Promise<void> {
+  const wdir = join(CACHE, 'writes');
+  rmSync(wdir, { recursive: true, force: true });
+  mkdirSync(wdir, { recursive: true });
+  const wfile = join(wdir, 'printbox.db');
+  copyFileSync(file, wfile);
+  const db = openDatabase(wfile);
+  configureWal(db);
+  const store = new MetricsStore(db);
+  const sizes0 = fileBytes(wfile) + fileBytes(wfile + '-wal');
+  const io0 = readIo();
+  const t0 = performance.now();
+  let rollMs = 0;
+  let passWchar = 0;
+  const start = Math.floor(endOfData / STEP) * STEP + STEP;
+  for (let r = 0; r < 96; r++) {
+    const ts = start + r * STEP;
+    const rows: Parameters<MetricsStore['insertRawBatch']>[0] = [];
+    makeRound(ts, (v) => {
+      const t = JSON.parse(v[6] as string);
+      rows.push({ serial: v[0] as string, ts: v[1] as number, page_count: v[2] as number, color_pages: v[3] as number,
+        mono_pages: v[4] as number, scan_count: v[5] as number, toner_levels: t });
+    });
+    store.insertRawBatch(rows);
+    if ((r + 1) % 4 === 0) {
+      const a = performance.now();
+      const w = readIo().wchar;
+      await rollupPass(db, new Date(ts + STEP + 5 * 60_000), SCHEDULED_HOURLY_BATCH);
+      passWchar += readIo().wchar - w;
+      rollMs += performance.now() - a;
+    }
+  }
+  const io1 = readIo();
+  const sizes1 = fileBytes(wfile) + fileBytes(wfile + '-wal');
+  db.close();
+  const per = (x: number) => (x / DEVICES / 1024).toFixed(1);
+  log(`\n## flash writes, one simulated day (96 rounds x ${DEVICES} devices, synchronous=FULL, hourly roll-up pass)`);
+  log(`wall ${((performance.now() - t0) / 1000).toFixed(1)} s, of which hourly roll-up+retention passes ${(rollMs / 1000).toFixed(1)} s`);
+  log(`wchar (bytes passed to write calls): ${(io1.wchar - io0.wchar) / 1e6} MB = ${per(io1.wchar - io0.wchar)} KiB per device per day`);
+  log(`  of which during the 24 roll-up/retention/checkpoint passes: ${per(passWchar)} KiB per device per day`);
+  log(`write_bytes (block layer):           ${(io1.write_bytes - io0.write_bytes) / 1e6} MB = ${per(io1.write_bytes - io0.write_bytes)} KiB per device per day`);
+  log(`db+wal size delta: ${((sizes1 - sizes0) / 1e6).toFixed(2)} MB`);
+  rmSync(wdir, { recursive: true, force: true });
+}
+
+// Roll-up of one day of raw for the fleet, as a box that was off for a day catches up, and the
+// longest stretch the event loop was held (time between the pass's yields).
+async function measureRollupDay(): Promise<void> {
+  const wdir = join(CACHE, 'rollday');
+  rmSync(wdir, { recursive: true, force: true });
+  mkdirSync(wdir, { recursive: true });
+  const wfile = join(wdir, 'printbox.db');
+  copyFileSync(file, wfile);
+  const db = openDatabase(wfile);
+  configureWal(db);
+  const ins = db.prepare(INSERT_SQL);
+  const start = Math.floor(endOfData / DAY_MS) * DAY_MS + DAY_MS;
+  db.transaction(() => {
+    for (let ts = start; ts < start + DAY_MS; ts += STEP) makeRound(ts, (r) => ins.run(...r));
+  })();
+  let last = performance.now();
+  let longest = 0;
+  const yieldFn = async () => {
+    longest = Math.max(longest, performance.now() - last);
+    await new Promise<void>((r) => setImmediate(r));
+    last = performance.now();
+  };
+  const clock = new Date(start + DAY_MS + 5 * 60_000);
+  const a = performance.now();
+  last = a;
+  const r = await rollupOnce(db, clock, { yieldFn });
+  const b = performance.now();
+  longest = Math.max(longest, b - last);
+  const roll = longest;
+  longest = 0;
+  last = b;
+  const ret = await applyRetention(db, clock, { yieldFn });
+  const c = performance.now();
+  longest = Math.max(longest, c - last);
+  db.close();
+  rmSync(wdir, { recursive: true, force: true });
+  log(`\n## roll-up of one day of raw (${DEVICES} devices, ${DEVICES * 96} rows), one bucket per transaction`);
+  log(`roll-up ${ms(b - a)} ms (${r.hourly} hourly + ${r.daily} daily + ${r.monthly} monthly rows, ${r.batches} transactions), longest hold of the event loop ${ms(roll)} ms`);
+  log(`retention afterwards ${ms(c - b)} ms (${ret.raw} raw + ${ret.hourly} hourly + ${ret.daily} daily rows deleted, ${ret.batches} transactions), longest hold ${ms(longest)} ms`);
+}
+
+function httpsGet(url: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { rejectUnauthorized: false, headers: { Accept: 'application/json' }, agent: keepAlive }, (res) => {
+      res.resume();
+      res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`${url}: ${res.statusCode}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+import { Agent } from 'node:https';
+const keepAlive = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+
+async function measureLatency(meta: Meta): Promise<void> {
+  const db: DB = openDatabase(file, { readonly: true });
+  const store = new MetricsStore(db);
+  const periods: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
+  const pick = (i: number) => serial((i * 7919) % DEVICES);
+  log(`\n## latency, ${ITER} requests each, random device, now = ${new Date(now).toISOString()}`);
+  log('| query | SQL only p50/p99 ms | bare p50 ms | bare p99 ms | rows | API p50 ms | API p99 ms | API/bare p99 |');
+  log('|---|---|---|---|---|---|---|---|');
+  const windows = (d: number, n: number) => tierWindows(n);
+  const tierSql = ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly'].map((t) =>
+    db.prepare(`SELECT * FROM ${t} WHERE serial = ? AND ts BETWEEN ? AND ? ORDER BY ts, id`).raw());
+  const timeIt = (fn: (s: string) => number) => {
+    const t: number[] = [];
+    let rows = 0;
+    for (let i = 0; i < ITER; i++) {
+      const s = pick(i);
+      const a = performance.now();
+      rows = fn(s);
+      t.push(performance.now() - a);
+    }
+    return { t, rows };
+  };
+  const report = async (name: string, bare: ((s: string) => number) | undefined, path?: (s: string) => string, sqlDays?: number) => {
+    let sqlCol = '';
+    if (sqlDays !== undefined) {
+      const { t: q } = timeIt((s) => {
+        const n = Date.now();
+        const w = windows(sqlDays, n);
+        let k = 0;
+        (['raw', 'hourly', 'daily', 'monthly'] as const).forEach((tier, i) => {
+          const lo = Math.max(n - sqlDays * DAY_MS, w[tier][0]);
+          const hi = Math.min(n, w[tier][1]);
+          if (lo <= hi) k += tierSql[i].all(s, lo, hi).length;
+        });
+        return k;
+      });
+      sqlCol = `${ms(pct(q, 50))} / ${ms(pct(q, 99))}`;
+    }
+    const { t, rows } = bare ? timeIt(bare) : { t: [NaN], rows: 0 };
+    let api = '| | |';
+    if (AGENT && path) {
+      const u: number[] = [];
+      for (let i = 0; i < ITER; i++) {
+        const a = performance.now();
+        const url = AGENT + path(pick(i));
+        await httpsGet(url).catch(() => httpsGet(url)); // a keep-alive socket the server closed: once more
+        u.push(performance.now() - a);
+      }
+      api = `| ${ms(pct(u, 50))} | ${ms(pct(u, 99))} | ${bare ? (pct(u, 99) / pct(t, 99)).toFixed(2) : '-'} |`;
+    }
+    log(`| ${name} | ${sqlCol} | ${bare ? ms(pct(t, 50)) : '-'} | ${bare ? ms(pct(t, 99)) : '-'} | ${bare ? rows : '-'} ${api}`);
+  };
+  for (const [p, d] of Object.entries(periods)) {
+    const q = (s: string, raw: boolean) => {
+      const n = Date.now();
+      const rows = store.history(s, n - d * DAY_MS, n, n);
+      const out = raw ? rows : lttb(rows, 200);
+      JSON.stringify(out); // the API serializes too; include the cost of touching every row
+      return out.length;
+    };
+    await report(`history ${p}`, (s) => q(s, false), (s) => `/api/devices/metrics/history?serial=${s}&period=${p}`, d);
+    await report(`history ${p} raw=true`, (s) => q(s, true), (s) => `/api/devices/metrics/history?serial=${s}&period=${p}&raw=true`);
+  }
+  await report('bounds', (s) => (store.bounds(s)?.points ?? 0), (s) => `/api/devices/metrics/bounds?serial=${s}`);
+  if (AGENT) await report('devices/discovered (API only)', undefined, () => `/devices/discovered?include_known=true`);
+  const pages = db.pragma('page_count', { simple: true }) as number;
+  const psize = db.pragma('page_size', { simple: true }) as number;
+  const free = db.pragma('freelist_count', { simple: true }) as number;
+  const counts = ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']
+    .map((t) => `${t}=${db.prepare(`SELECT count(*) FROM ${t}`).pluck().get()}`).join(' ');
+  db.close();
+  log(`\n## database`);
+  log(`size ${(fileBytes(file) / 1e6).toFixed(1)} MB (${pages} pages of ${psize} B, ${free} free); rows: ${counts}`);
+  const steady = meta.rollupDayMs.slice(-60);
+  if (steady.length) {
+    log(`roll-up of one day of raw (${DEVICES} devices, ${DEVICES * 96} rows) -> hourly/daily/monthly: p50 ${ms(pct(steady, 50))} ms, max ${ms(Math.max(...steady))} ms (last ${steady.length} generated days)`);
+    const ret = meta.retentionDayMs.slice(-60);
+    log(`retention of one day at steady state: p50 ${ms(pct(ret, 50))} ms, max ${ms(Math.max(...ret))} ms`);
+  }
+}
+
+async function main(): Promise<void> {
+  log(`# history bench: ${DEVICES} devices x ${DAYS} days, 15-min polls, cache ${dir}`);
+  const meta = await generate();
+  if (flag('gen-only')) return;
+  if (!flag('latency-only')) {
+    await measureRollupDay();
+    await measureWrites();
+  }
+  await measureLatency(meta);
+}
+main().catch((err) => {
+  process.stderr.write(String(err?.stack ?? err) + '\n');
+  process.exit(1);
+});

@@ -1,0 +1,293 @@
+// Roll-ups: raw -> hourly -> daily -> monthly (decisions.md, "Metric tiers").
+//
+// Buckets are UTC: an hour and a day are fixed lengths of epoch ms, a month runs from Date.UTC(y, m, 1)
+// to Date.UTC(y, m + 1, 1). Nothing here reads the local time zone, so DST and TZ never matter.
+//
+// Progress: rollup_state(tier, done_until) says every bucket of that tier starting before done_until
+// is closed and written. A pass rolls the closed buckets in [done_until, first open bucket), one
+// bucket of all devices per transaction (hourly: `hourlyBatch` hours), and advances done_until in
+// the same transaction as the rows it wrote:
+// a crash at any point leaves the tier at a bucket boundary, and the next pass carries on from there.
+// Each bucket is recomputed from its source rows and upserted, so re-running changes nothing.
+//
+// The upsert only replaces a row when the recomputation saw MORE samples than the stored row.
+// Source rows are insert-only, so a recomputation with more samples means late arrivals (refresh);
+// one with fewer means the source was already thinned by retention, and must not shrink the bucket.
+import type { Database, Statement } from 'better-sqlite3';
+
+export type AggTier = 'hourly' | 'daily' | 'monthly';
+export const COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;
+type Counter = (typeof COUNTERS)[number];
+
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 86_400_000;
+
+export interface TierDef {
+  tier: AggTier;
+  table: string;
+  /** Table the tier is computed from. */
+  source: string;
+  /** Tier whose watermark bounds this one (undefined: computed from raw). */
+  sourceTier?: AggTier;
+  start(ts: number): number;
+  next(start: number): number;
+  /** Buckets per transaction (hourly: overridden by RollupOptions.hourlyBatch). */
+  batch: number;
+}
+
+const floorTo = (ts: number, len: number) => Math.floor(ts / len) * len;
+export const hourStart = (ts: number) => floorTo(ts, HOUR_MS);
+export const dayStart = (ts: number) => floorTo(ts, DAY_MS);
+export function monthStart(ts: number): number {
+  const d = new Date(ts);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1);
+}
+export function nextMonth(start: number): number {
+  const d = new Date(start);
+  return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
+}
+
+export const TIER_DEFS: Record<AggTier, TierDef> = {
+  hourly: { tier: 'hourly', table: 'metrics_hourly', source: 'metrics_raw', start: hourStart, next: (s) => s + HOUR_MS, batch: 1 },
+  daily: {
+    tier: 'daily', table: 'metrics_daily', source: 'metrics_hourly', sourceTier: 'hourly',
+    start: dayStart, next: (s) => s + DAY_MS, batch: 1,
+  },
+  monthly: {
+    tier: 'monthly', table: 'metrics_monthly', source: 'metrics_daily', sourceTier: 'daily',
+    start: monthStart, next: nextMonth, batch: 1,
+  },
+};
+
+const AGG_COLS = [
+  'serial', 'ts', 'sample_count',
+  ...COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
+  'toner_last', 'toner_avg',
+];
+
+type Row = Record<string, unknown>;
+
+interface Stmts {
+  counters: Statement;
+  tonerLast: Statement;
+  tonerAvg: Statement;
+  upsert: Statement;
+  nextTs: Statement;
+  uncovered: Statement;
+}
+const stmtCache = new WeakMap<Database, Map<AggTier, Stmts>>();
+
+// A number stored in a counter column, else NULL (a stray text value is skipped, never an error).
+const numeric = (col: string) => `CASE WHEN typeof(${col}) IN ('integer', 'real') THEN ${col} END`;
+// A JSON object text, else NULL: json_each/json_type are only reached for valid JSON, so a bad
+// cell is skipped instead of aborting the roll-up.
+const jsonObject = (col: string) =>
+  `CASE WHEN json_valid(${col}) THEN CASE WHEN json_type(${col}) = 'object' THEN ${col} END END`;
+
+// Source ranges always go through the (ts) index (migration 2); without INDEXED BY the planner may
+// pick the (serial, ts) index to save a sort and then walk the whole table.
+// The aggregation runs in SQLite (GROUP BY serial over the ts index range): returning every source
+// row to JavaScript costs several microseconds a row, the SQL aggregates far less.
+function stmts(db: Database, def: TierDef): Stmts {
+  let m = stmtCache.get(db);
+  if (!m) stmtCache.set(db, (m = new Map()));
+  let s = m.get(def.tier);
+  if (s) return s;
+  const src = def.source;
+  const range = 'ts >= @start AND ts < @end';
+  const fromRaw = src === 'metrics_raw';
+  const counterCols = COUNTERS.map((c) => {
+    if (fromRaw) {
+      const v = numeric(c);
+      return `min(${v}) AS ${c}_min, max(${v}) AS ${c}_max, avg(${v}) AS ${c}_avg`;
+    }
+    const lo = numeric(`${c}_min`), hi = numeric(`${c}_max`), avg = numeric(`${c}_avg`);
+    return `min(${lo}) AS ${c}_min, max(${hi}) AS ${c}_max,
+      sum(${avg} * sample_count) / sum(CASE WHEN ${avg} IS NOT NULL THEN sample_count END) AS ${c}_avg`;
+  }).join(',\n');
+  const weight = fromRaw ? '1' : 'r.sample_count';
+  const tonerCol = fromRaw ? 'toner_levels' : 'toner_last';
+  const avgCol = fromRaw ? 'toner_levels' : 'toner_avg';
+  s = {
+    counters: db.prepare(
+      `SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS sample_count, ${counterCols}
+       FROM ${src} INDEXED BY ${src}_ts WHERE ${range} GROUP BY serial ORDER BY serial`,
+    ),
+    // The last non-empty reading of each serial (SQLite takes bare columns from the max(ts) row).
+    tonerLast: db.prepare(
+      `SELECT serial, ${tonerCol} AS toner, max(ts * 1) FROM ${src} INDEXED BY ${src}_ts
+       WHERE ${range} AND ${jsonObject(tonerCol)} IS NOT NULL AND ${tonerCol} <> '{}' GROUP BY serial`,
+    ),
+    // Average per key of the numeric values (toner values are not guaranteed to be numbers).
+    tonerAvg: db.prepare(
+      `SELECT serial, json_group_object(key, v) AS toner FROM (
+         SELECT r.serial AS serial, j.key AS key, sum(j.value * ${weight}) * 1.0 / sum(${weight}) AS v
+         FROM ${src} r INDEXED BY ${src}_ts CROSS JOIN json_each(${jsonObject(`r.${avgCol}`)}) j
+         WHERE r.${range.replace('AND ts', 'AND r.ts')} AND j.type IN ('integer', 'real')
+         GROUP BY r.serial, j.key ORDER BY r.serial, j.key)
+       GROUP BY serial`,
+    ),
+    upsert: db.prepare(
+      `INSERT INTO ${def.table} (${AGG_COLS.join(', ')}) VALUES (${AGG_COLS.map((c) => '@' + c).join(', ')})
+       ON CONFLICT (serial, ts) DO UPDATE SET ${AGG_COLS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}
+       WHERE excluded.sample_count > ${def.table}.sample_count`,
+    ),
+    nextTs: db.prepare(`SELECT ts FROM ${src} WHERE ts >= ? ORDER BY ts LIMIT 1`).pluck(),
+    // Serials whose source rows in [start, end) are not all counted by the stored bucket.
+    uncovered: db.prepare(
+      `SELECT count(*) FROM (SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS n
+         FROM ${src} INDEXED BY ${src}_ts WHERE ${range} GROUP BY serial) s
+       LEFT JOIN ${def.table} b ON b.serial = s.serial AND b.ts = @start
+       WHERE b.sample_count IS NULL OR b.sample_count < s.n`,
+    ).pluck(),
+  };
+  m.set(def.tier, s);
+  return s;
+}
+
+/**
+ * Recomputes the buckets of one tier starting at `start` from the source rows in [start, next(start))
+ * and upserts them (only growing a stored bucket). Call inside a transaction. Returns rows written.
+ */
+export function rollBucket(db: Database, def: TierDef, start: number): number {
+  const s = stmts(db, def);
+  const p = { start, end: def.next(start) };
+  const last = new Map<string, string>();
+  for (const r of s.tonerLast.all(p) as { serial: string; toner: string }[]) last.set(r.serial, r.toner);
+  const avg = new Map<string, string>();
+  for (const r of s.tonerAvg.all(p) as { serial: string; toner: string }[]) if (r.toner !== '{}') avg.set(r.serial, r.toner);
+  let written = 0;
+  for (const row of s.counters.all(p) as Row[]) {
+    if (!((row.sample_count as number) > 0)) continue;
+    row.ts = start;
+    row.toner_last = last.get(row.serial as string) ?? null;
+    row.toner_avg = avg.get(row.serial as string) ?? null;
+    written += s.upsert.run(row).changes;
+  }
+  return written;
+}
+
+/**
+ * Like rollBucket, but first checks cheaply (counts only, no JSON) whether the stored buckets already
+ * account for every source row, and recomputes only if not. Used before deleting source rows.
+ */
+export function ensureBucket(db: Database, def: TierDef, start: number): number {
+  const n = stmts(db, def).uncovered.get({ start, end: def.next(start) }) as number;
+  return n > 0 ? rollBucket(db, def, start) : 0;
+}
+
+/** The first source timestamp at or after `ts`, or undefined. */
+export function nextSourceTs(db: Database, def: TierDef, ts: number): number | undefined {
+  const v = stmts(db, def).nextTs.get(ts);
+  return typeof v === 'number' ? v : undefined;
+}
+
+export function getWatermark(db: Database, tier: AggTier): number | undefined {
+  const v = db.prepare('SELECT done_until FROM rollup_state WHERE tier = ?').pluck().get(tier);
+  return typeof v === 'number' ? v : undefined;
+}
+
+function setWatermark(db: Database, tier: AggTier, doneUntil: number): void {
+  db.prepare(
+    'INSERT INTO rollup_state (tier, done_until) VALUES (?, ?) ON CONFLICT (tier) DO UPDATE SET done_until = excluded.done_until',
+  ).run(tier, doneUntil);
+}
+
+export interface RollupResult {
+  hourly: number;
+  daily: number;
+  monthly: number;
+  /** Transactions committed. */
+  batches: number;
+}
+
+export interface RollupOptions {
+  /** Called between transactions so other work (HTTP requests, polls) can run; default setImmediate. */
+  yieldFn?: () => Promise<void>;
+  /**
+   * Roll hourly buckets only once this many closed hours are pending, that many per transaction
+   * (default 1: every closed hour now). The scheduled pass uses 6: hourly rows are served only
+   * for times more than 7 days ago, so a lag of hours is invisible, and writing 6 hours of a
+   * device at once dirties one page of its (serial, ts) index range instead of six (flash writes).
+   */
+  hourlyBatch?: number;
+}
+
+const yieldImmediate = () => new Promise<void>((r) => setImmediate(r));
+
+/** Page cache for a roll-up or retention pass, in KiB. */
+export const PASS_CACHE_KIB = 16_000;
+
+/**
+ * Runs `fn` with the connection's page cache raised to PASS_CACHE_KIB, then puts it back.
+ * Why: a transaction that dirties more pages than the cache holds (the agent's is ~2 MiB, 500
+ * pages) spills them to the WAL before commit, and a page changed again after its spill is written
+ * again. Deleting a day of raw rows for 500 devices wrote ~7x more to flash that way (measured,
+ * docs/performance.md). The extra memory is held only while a pass runs.
+ */
+export async function withPassCache<T>(db: Database, fn: () => Promise<T>): Promise<T> {
+  const before = db.pragma('cache_size', { simple: true }) as number;
+  const pagesBefore = before < 0 ? (-before * 1024) / (db.pragma('page_size', { simple: true }) as number) : before;
+  const want = (PASS_CACHE_KIB * 1024) / (db.pragma('page_size', { simple: true }) as number);
+  if (pagesBefore >= want) return fn();
+  db.pragma(`cache_size = -${PASS_CACHE_KIB}`);
+  try {
+    return await fn();
+  } finally {
+    db.pragma(`cache_size = ${before}`);
+  }
+}
+
+/**
+ * One roll-up pass at `now`: every closed bucket not yet rolled, hourly then daily then monthly.
+ * Idempotent; catches up any number of missed buckets; a few buckets per transaction with a yield
+ * to the event loop between transactions.
+ */
+export function rollupOnce(db: Database, now: Date, opts: RollupOptions = {}): Promise<RollupResult> {
+  return withPassCache(db, () => rollupAll(db, now, opts));
+}
+
+async function rollupAll(db: Database, now: Date, opts: RollupOptions): Promise<RollupResult> {
+  const yieldFn = opts.yieldFn ?? yieldImmediate;
+  const result: RollupResult = { hourly: 0, daily: 0, monthly: 0, batches: 0 };
+  const nowMs = now.getTime();
+  for (const tier of ['hourly', 'daily', 'monthly'] as const) {
+    const def = TIER_DEFS[tier];
+    // The first open bucket: buckets before it have ended. A tier computed from another one also
+    // waits for that tier's closed range, so a day is rolled only from all of its hours.
+    let limit = def.start(nowMs);
+    if (def.sourceTier) {
+      const src = getWatermark(db, def.sourceTier);
+      if (src === undefined) continue;
+      limit = Math.min(limit, def.start(src));
+    }
+    let cur = getWatermark(db, tier);
+    if (cur === undefined) {
+      const first = nextSourceTs(db, def, Number.MIN_SAFE_INTEGER);
+      if (first === undefined) continue;
+      cur = def.start(first);
+    }
+    const batch = tier === 'hourly' ? Math.max(1, Math.floor(opts.hourlyBatch ?? 1)) : def.batch;
+    // Hourly: only whole batches of closed hours (the rest waits for the next pass).
+    if (tier === 'hourly' && limit > cur) limit = cur + Math.floor((limit - cur) / (batch * HOUR_MS)) * batch * HOUR_MS;
+    while (cur < limit) {
+      // Skip stretches without source rows (the box was off) without a transaction per bucket.
+      const nextTs = nextSourceTs(db, def, cur);
+      const from: number = nextTs === undefined || nextTs >= limit ? limit : Math.max(cur, def.start(nextTs));
+      let written = 0;
+      let end = from;
+      db.transaction(() => {
+        for (let k = 0; k < batch && end < limit; k++) {
+          written += rollBucket(db, def, end);
+          end = def.next(end);
+        }
+        setWatermark(db, tier, end);
+      })();
+      result[tier] += written;
+      result.batches++;
+      cur = end;
+      if (cur < limit) await yieldFn();
+    }
+  }
+  return result;
+}
