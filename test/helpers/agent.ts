@@ -3,13 +3,16 @@
 // API (kept small on purpose; other suites reuse it):
 //   freePort()                       -> a free TCP port on 127.0.0.1 (bind port 0, read it, close).
 //   writeConfig(opts)                -> a temp dir with agent.toml and a data dir (no process started).
-//   runCli(args, {configPath, ...})  -> run `node dist/src/cli.js ...`, resolve {code, stdout, stderr}.
+//   runCli(args, {configPath, env})  -> run `node dist/src/cli.js ...`, resolve {code, stdout, stderr}.
 //   importNdjson(configPath, text)   -> write text to a file and run `import FILE --config`.
 //   exportNdjson(configPath)         -> run `export --config`, resolve the parsed JSON lines (throws on exit != 0).
 //   startAgent(opts)                 -> write the config (or reuse opts.config), import opts.seed if given, start `serve`, wait until
 //                                       GET /api/version answers; resolves an Agent (see interface below).
 //   httpsRequest / httpRequest       -> one request on a fresh connection: {status, headers, body, peerFingerprint}.
-//   stopAll()                        -> stop every agent this process started (also run on process exit).
+//   stopAll()                        -> SIGTERM every agent this process started (SIGKILL on process exit).
+//   expectTextError(res, status, msg) / expectJson(res, status?) -> contract assertions (text/plain;
+//                                       charset=utf-8 + nosniff + "msg\n"; application/json ending "\n").
+//   certFingerprint(pem)             -> SHA-256 fingerprint, comparable with Res.peerFingerprint.
 // Agent.request(path, opts) talks HTTPS, trusting the agent's certificate file as CA with host-name
 // checks off; opts.http = true uses the plain HTTP listener instead. `path` is sent as-is (raw).
 import assert from 'node:assert/strict';
@@ -165,7 +168,7 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
 
 export function runCli(
   args: string[],
-  opts: { configPath?: string; timeoutMs?: number; cwd?: string } = {},
+  opts: { configPath?: string; timeoutMs?: number; cwd?: string; env?: Record<string, string> } = {},
 ): Promise<CliResult> {
   const full = [cliPath, ...args];
   if (opts.configPath) full.push('--config', opts.configPath);
@@ -173,7 +176,7 @@ export function runCli(
     const p = spawn(process.execPath, full, {
       cwd: opts.cwd ?? tmpdir(),
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PRINTBOX_CONFIG: '' },
+      env: { ...process.env, PRINTBOX_CONFIG: '', ...(opts.env ?? {}) },
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -287,9 +290,15 @@ process.on('exit', () => {
 });
 
 export async function stopAll(): Promise<void> {
-  for (const p of [...running]) {
-    p.kill('SIGTERM');
-  }
+  await Promise.all(
+    [...running].map(
+      (p) =>
+        new Promise<void>((r) => {
+          p.once('exit', () => r());
+          p.kill('SIGTERM');
+        }),
+    ),
+  );
 }
 
 function spawnServe(cfg: TestConfig, log: { out: string; err: string }): ChildProcess {
