@@ -1,0 +1,125 @@
+// Discovery benchmark (not a test): a /24 on loopback with 50 simulated printers (snmpsim serving
+// real recordings) and 200 silent addresses, scanned at the scanner's default settings.
+//
+//   npx tsc -p . && node dist/scripts/bench/scan.js [--concurrency N] [--timeout MS] [--printers N] [--silent N]
+//
+// Reports: scan time against the floor the silent addresses' timeouts force at the configured
+// concurrency; SNMP requests/s the scanner sustains against the simulator beside the simulator's own
+// ceiling (single-OID GETs, many in flight); CPU and peak memory of this process (the scanner) and
+// the simulator's CPU. Every packet goes to 127.88.0.0/24 (allowed_ranges is set to it).
+import { readFileSync } from 'node:fs';
+import { openSession, type SnmpCredential } from '../../src/snmp/client.js';
+import { DEFAULT_SCAN_CONCURRENCY, DEFAULT_SCAN_TIMEOUT_MS, readHost, scan } from '../../src/snmp/scan.js';
+import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
+
+function arg(name: string, dflt: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? Number(process.argv[i + 1]) : dflt;
+}
+
+const concurrency = arg('concurrency', DEFAULT_SCAN_CONCURRENCY);
+const timeoutMs = arg('timeout', DEFAULT_SCAN_TIMEOUT_MS);
+const nPrinters = arg('printers', 50);
+const nSilent = arg('silent', 200);
+const ALLOWED = ['127.88.0.0/24'];
+const PUBLIC: SnmpCredential = { version: 'v2c', community: 'public' };
+const RECORDINGS = ['brother', 'epson_cw', 'epson_sc', 'kyocera_cs4053', 'kyocera_p2040'].map((n) => fixturePath(`printmaster/${n}.snmprec`));
+
+const printers = Array.from({ length: nPrinters }, (_, i) => `127.88.0.${i + 1}`);
+const silent = Array.from({ length: nSilent }, (_, i) => `127.88.0.${nPrinters + i + 1}`);
+
+function cpuTicks(pid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+    return Number(rest[11]) + Number(rest[12]); // utime + stime, clock ticks (100/s)
+  } catch {
+    return 0;
+  }
+}
+
+async function simulatorCeiling(port: number, seconds: number, inFlight: number): Promise<number> {
+  // Closed loop: `inFlight` sessions each send one single-OID GET as soon as the previous returns.
+  const end = Date.now() + seconds * 1000;
+  let done = 0;
+  const loop = async (i: number) => {
+    const s = openSession(PUBLIC, { host: printers[i % printers.length], port, timeoutMs: 2000, retries: 0, allowedRanges: ALLOWED });
+    try {
+      while (Date.now() < end) {
+        await s.get(['1.3.6.1.2.1.1.3.0']);
+        done++;
+      }
+    } finally {
+      s.close();
+    }
+  };
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: inFlight }, (_, i) => loop(i)));
+  return done / ((Date.now() - t0) / 1000);
+}
+
+async function main() {
+  console.log(`node ${process.version}; scanner defaults: timeout ${timeoutMs} ms, concurrency ${concurrency}, retries 0 (probe) / 1 (read)`);
+  console.log(`targets: ${nPrinters} printers + ${nSilent} silent addresses in 127.88.0.0/24`);
+  const sim = await startSnmpSim({
+    endpoints: printers.map((address, i) => ({ address, recording: RECORDINGS[i % RECORDINGS.length] })),
+  });
+  try {
+    // Warm the simulator's indexes (first read of a recording builds its index) out of the timed path.
+    await Promise.all(printers.slice(0, RECORDINGS.length).map((a) => readHost(a, { credentials: [PUBLIC], port: sim.port, timeoutMs, allowedRanges: ALLOWED })));
+
+    // 1. The /24 scan at default settings.
+    const simTicks0 = cpuTicks(sim.pids[0]);
+    const cpu0 = process.cpuUsage();
+    let peakRss = process.memoryUsage().rss;
+    let peakHeap = process.memoryUsage().heapUsed;
+    const sampler = setInterval(() => {
+      const m = process.memoryUsage();
+      peakRss = Math.max(peakRss, m.rss);
+      peakHeap = Math.max(peakHeap, m.heapUsed);
+    }, 50);
+    const result = await scan({
+      targets: [...printers, ...silent],
+      credentials: [PUBLIC],
+      port: sim.port,
+      timeoutMs,
+      concurrency,
+      allowedRanges: ALLOWED,
+    });
+    clearInterval(sampler);
+    const cpu = process.cpuUsage(cpu0);
+    const simCpuS = (cpuTicks(sim.pids[0]) - simTicks0) / 100;
+    const floorMs = Math.ceil(nSilent / concurrency) * timeoutMs;
+    const oids = result.hosts.reduce((n, h) => n + h.values.size, 0);
+    console.log('\n## /24 scan');
+    console.log(`found ${result.hosts.length}/${nPrinters} printers (${result.hosts.filter((h) => h.partial).length} partial), ${oids} values read`);
+    console.log(`scan time ${(result.durationMs / 1000).toFixed(2)} s; silent-timeout floor ceil(${nSilent}/${concurrency})*${timeoutMs} ms = ${(floorMs / 1000).toFixed(2)} s; ratio ${(result.durationMs / floorMs).toFixed(2)} (target <= 2)`);
+    console.log(`requests ${result.requests} (${nSilent} of them probes to silent addresses)`);
+    console.log(`scanner CPU ${((cpu.user + cpu.system) / 1e6).toFixed(2)} s (user ${(cpu.user / 1e6).toFixed(2)}, system ${(cpu.system / 1e6).toFixed(2)}); simulator CPU ${simCpuS.toFixed(2)} s`);
+    console.log(`scanner peak RSS ${(peakRss / 2 ** 20).toFixed(1)} MiB (process max RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(1)} MiB), peak heap ${(peakHeap / 2 ** 20).toFixed(1)} MiB`);
+
+    // 2. Requests/s the scanner sustains reading the printers (no silent addresses in the path).
+    const t1 = Date.now();
+    const simTicks1 = cpuTicks(sim.pids[0]);
+    const cpu1 = process.cpuUsage();
+    const reads = await scan({ targets: printers, credentials: [PUBLIC], port: sim.port, timeoutMs, concurrency, allowedRanges: ALLOWED });
+    const readS = (Date.now() - t1) / 1000;
+    const cpuR = process.cpuUsage(cpu1);
+    const simBusy = (cpuTicks(sim.pids[0]) - simTicks1) / 100 / readS;
+    console.log('\n## read rate (printers only)');
+    console.log(`${reads.hosts.length} printers read in ${readS.toFixed(2)} s: ${(reads.requests / readS).toFixed(0)} requests/s (GET + GETBULK, max-repetitions 20), ${(reads.hosts.reduce((n, h) => n + h.values.size, 0) / readS).toFixed(0)} values/s`);
+    console.log(`scanner CPU ${(((cpuR.user + cpuR.system) / 1e6 / readS) * 100).toFixed(0)}% of a core; simulator CPU ${(simBusy * 100).toFixed(0)}% of a core`);
+
+    // 3. The simulator's own ceiling: single-OID GETs, 32 in flight.
+    const ceiling = await simulatorCeiling(sim.port, 5, 32);
+    console.log('\n## simulator ceiling');
+    console.log(`snmpsim answers ${ceiling.toFixed(0)} single-OID GETs/s (32 in flight, 5 s)`);
+  } finally {
+    await sim.stop();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

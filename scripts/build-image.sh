@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# Builds the PrintBox appliance image from image/ (definition), rootfs-overlay/ (files copied
+# verbatim), systemd/ (units) and the agent in this checkout.
+#   scripts/build-image.sh amd64   -> build/amd64/rootfs.img, vmlinuz, initrd.img (QEMU, boot test)
+#   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4 card)
+# Runs as root (mmdebstrap root mode, chroot). Installs the Debian tools it needs when missing.
+# Caches Debian packages, Node.js and compiled addons in $PRINTBOX_CACHE
+# (default /var/cache/printbox-build). Reproducible: SOURCE_DATE_EPOCH (default: the time of the
+# last commit) fixes every time stamp; the build ends with a package manifest.
+set -euo pipefail
+target=${1:-}
+case "$target" in amd64|arm64) ;; *) echo "usage: $0 amd64|arm64" >&2; exit 2 ;; esac
+repo=$(cd "$(dirname "$0")/.." && pwd)
+export PRINTBOX_CACHE=${PRINTBOX_CACHE:-/var/cache/printbox-build}
+CACHE=$PRINTBOX_CACHE
+out=$repo/build/$target
+export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || echo 1700000000)}
+export LC_ALL=C.UTF-8 TZ=UTC
+# shellcheck source=/dev/null
+. "$repo/image/printbox.conf"
+# shellcheck source=/dev/null
+. "$repo/image/layers/$target.conf"
+
+if [ "$(id -u)" -ne 0 ]; then echo "build-image.sh: must run as root (mmdebstrap, chroot)" >&2; exit 1; fi
+
+build_start=$(date +%s)
+stage_start=0
+stage() { stage_start=$(date +%s); echo "== [$target] $1"; }
+stage_end() { echo "== [$target] $1 took $(( $(date +%s) - stage_start ))s"; }
+
+# ---------------------------------------------------------------------------------------------
+stage "host tools"
+need=()
+have() { command -v "$1" >/dev/null 2>&1; }
+have mmdebstrap || need+=(mmdebstrap)
+have mke2fs || need+=(e2fsprogs)
+have systemd-analyze || need+=(systemd)
+have openssl || need+=(openssl)
+if [ "$target" = arm64 ]; then
+  have genimage || need+=(genimage)
+  have mkfs.vfat || need+=(dosfstools)
+  have mcopy || need+=(mtools)
+  have aarch64-linux-gnu-g++ || need+=(crossbuild-essential-arm64)
+  have qemu-aarch64-static || need+=(qemu-user-static)
+  have update-binfmts || need+=(binfmt-support)
+fi
+# arch-test and the keyring help mmdebstrap; uidmap not needed (root mode)
+[ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
+if [ ${#need[@]} -gt 0 ]; then
+  echo "installing: ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+if [ "$target" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then
+  # qemu-user-static runs the arm64 maintainer scripts; nothing mounts binfmt_misc here.
+  [ -e /proc/sys/fs/binfmt_misc/status ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  update-binfmts --enable >/dev/null 2>&1 || true
+  [ -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ] || update-binfmts --enable qemu-aarch64
+fi
+stage_end "host tools"
+
+# ---------------------------------------------------------------------------------------------
+stage "agent (node $NODE_VERSION, $NODE_ARCH)"
+agent=$CACHE/stage-$target/opt-printbox
+mkdir -p "$CACHE/stage-$target"
+"$repo/scripts/image/build-agent.sh" "$target" "$agent"
+stage_end "agent (node $NODE_VERSION, $NODE_ARCH)"
+
+# ---------------------------------------------------------------------------------------------
+stage "root filesystem (mmdebstrap $SUITE $DEB_ARCH)"
+rootfs=$out/rootfs
+mkdir -p "$out" "$CACHE/debs-$DEB_ARCH"
+rm -rf "$rootfs"
+# shellcheck disable=SC2086
+pkgs=$(echo $PACKAGES $KERNEL_PACKAGES | tr ' ' ',')
+export PRINTBOX_REPO=$repo PRINTBOX_TARGET=$target PRINTBOX_AGENT_DIR=$agent \
+  PRINTBOX_INITRAMFS_MODULES=$INITRAMFS_MODULES
+mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
+  --components="$(echo $COMPONENTS | tr ' ' ',')" \
+  --include="$pkgs" \
+  --aptopt='APT::Install-Recommends "false"' \
+  --dpkgopt='path-exclude=/usr/share/man/*' \
+  --dpkgopt='path-exclude=/usr/share/locale/*' \
+  --dpkgopt='path-exclude=/usr/share/doc/*' \
+  --dpkgopt='path-include=/usr/share/doc/*/copyright' \
+  --dpkgopt='path-exclude=/usr/share/info/*' \
+  --skip=essential/unlink \
+  --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
+  --setup-hook="sync-in $CACHE/debs-$DEB_ARCH /var/cache/apt/archives/" \
+  --essential-hook="$repo/scripts/image/pre-install.sh \"\$1\"" \
+  --customize-hook="sync-out /var/cache/apt/archives $CACHE/debs-$DEB_ARCH" \
+  --customize-hook="$repo/scripts/image/customize.sh \"\$1\"" \
+  "$SUITE" "$rootfs" \
+  "deb $MIRROR $SUITE $COMPONENTS" \
+  "deb $MIRROR $SUITE-updates $COMPONENTS" \
+  "deb $SECURITY_MIRROR $SUITE-security $COMPONENTS" 2>&1 | grep -v '^I: ' || { echo "mmdebstrap failed" >&2; exit 1; }
+[ -x "$rootfs/opt/printbox/node/bin/node" ] || { echo "root filesystem incomplete" >&2; exit 1; }
+"$repo/scripts/image/finalize.sh" "$rootfs"
+stage_end "root filesystem (mmdebstrap $SUITE $DEB_ARCH)"
+
+# ---------------------------------------------------------------------------------------------
+stage "package manifest"
+chroot "$rootfs" dpkg-query -W -f '${Package}\t${Version}\t${Architecture}\n' | sort > "$out/manifest.tsv"
+{
+  echo "# PrintBox $target image, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH, $SUITE"
+  echo "# agent: $(cat "$rootfs/opt/printbox/dist/build-info.json" | tr -d '\n ')"
+  echo "# node: $NODE_PACKAGE $NODE_VERSION (npm registry)"
+} > "$out/manifest.txt"
+cat "$out/manifest.tsv" >> "$out/manifest.txt"
+cat "$out/manifest.txt"
+echo "($(wc -l < "$out/manifest.tsv") packages)"
+stage_end "package manifest"
+
+# ---------------------------------------------------------------------------------------------
+ext4_image() { # ext4_image <dir> <image> <size-MiB>
+  rm -f "$2"
+  E2FSPROGS_FAKE_TIME=$SOURCE_DATE_EPOCH mke2fs -q -F -t ext4 -b 4096 -I 256 -L "$ROOT_LABEL" -U "$ROOT_UUID" \
+    -E "hash_seed=$ROOT_UUID,root_owner=0:0,lazy_itable_init=0,nodiscard" -d "$1" "$2" "${3}M"
+  e2fsck -fn "$2" >/dev/null
+}
+used_mb=$(du -sm --apparent-size "$rootfs" | cut -f1)
+if [ "$target" = amd64 ]; then
+  stage "ext4 image and kernel"
+  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
+  cp "$rootfs/boot/vmlinuz-$kver" "$out/vmlinuz"
+  cp "$rootfs/boot/initrd.img-$kver" "$out/initrd.img"
+  size=$(( (used_mb * 13 / 10 + 512 + 63) / 64 * 64 ))
+  ext4_image "$rootfs" "$out/rootfs.img" "$size"
+  touch -d "@$SOURCE_DATE_EPOCH" "$out/vmlinuz" "$out/initrd.img" "$out/rootfs.img"
+  echo "kernel $kver; rootfs.img ${size} MiB ($used_mb MiB used); sha256:"
+  (cd "$out" && sha256sum rootfs.img vmlinuz initrd.img)
+  stage_end "ext4 image and kernel"
+else
+  stage "Raspberry Pi card (genimage)"
+  work=$out/genimage
+  rm -rf "$work" && mkdir -p "$work/boot" "$work/input" "$work/output" "$work/tmp"
+  # The boot partition's content (firmware, kernel, initrd, device trees, config.txt, cmdline.txt)
+  # moves out of the root filesystem: on the card it is the FAT partition mounted there.
+  cp -a "$rootfs/boot/firmware/." "$work/boot/"
+  find "$rootfs/boot/firmware" -mindepth 1 -delete
+  find "$work/boot" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  root_mb=$ROOT_SIZE_MB
+  [ "$root_mb" -ge $(( used_mb * 13 / 10 + 256 )) ] || root_mb=$(( (used_mb * 13 / 10 + 256 + 63) / 64 * 64 ))
+  ext4_image "$rootfs" "$work/input/root.ext4" "$root_mb"
+  sed -e "s/@BOOT_LABEL@/$BOOT_LABEL/" -e "s/@BOOT_SIZE_MB@/$BOOT_SIZE_MB/" \
+    "$repo/image/rpi/genimage.cfg" > "$work/genimage.cfg"
+  genimage --config "$work/genimage.cfg" --rootpath "$work/boot" --inputpath "$work/input" \
+    --outputpath "$work/output" --tmppath "$work/tmp" >"$work/genimage.log" 2>&1 \
+    || { cat "$work/genimage.log"; exit 1; }
+  mv "$work/output/printbox-rpi.img" "$out/printbox-rpi.img"
+  # for the qemu-system-aarch64 -M virt smoke boot (scripts/image/smoke-arm64.sh)
+  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
+  cp "$work/boot/vmlinuz-$kver" "$out/vmlinuz" 2>/dev/null || cp "$rootfs/boot/vmlinuz-$kver" "$out/vmlinuz"
+  cp "$work/boot/initrd.img-$kver" "$out/initrd.img" 2>/dev/null || cp "$rootfs/boot/initrd.img-$kver" "$out/initrd.img"
+  rm -rf "$work/tmp" "$work/output" "$work/input"
+  touch -d "@$SOURCE_DATE_EPOCH" "$out/printbox-rpi.img"
+  echo "kernel $kver; printbox-rpi.img $(( $(stat -c %s "$out/printbox-rpi.img") / 1048576 )) MiB; sha256:"
+  (cd "$out" && sha256sum printbox-rpi.img)
+  stage_end "Raspberry Pi card (genimage)"
+fi
+echo "== [$target] image built in $(( $(date +%s) - build_start ))s"

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# mmdebstrap customize hook (outside the chroot, $1 = root; /proc and /dev are mounted in it):
+# the overlay, the units, the agent, the agent's user, enabled and disabled services.
+set -euo pipefail
+root=$1
+repo=$PRINTBOX_REPO
+inroot() { chroot "$root" "$@"; }
+
+# Files copied verbatim (owner root; modes as in the checkout).
+cp -a --no-preserve=ownership "$repo/rootfs-overlay/." "$root/"
+# Units
+install -m 0644 "$repo"/systemd/*.service "$repo"/systemd/*.socket "$repo"/systemd/*.timer \
+  "$root/usr/lib/systemd/system/"
+# Target-specific files (boot firmware settings)
+if [ -d "$repo/image/layers/$PRINTBOX_TARGET.overlay" ]; then
+  cp -a --no-preserve=ownership "$repo/image/layers/$PRINTBOX_TARGET.overlay/." "$root/"
+fi
+
+# The agent and its Node.js
+rm -rf "$root/opt/printbox"
+mkdir -p "$root/opt"
+cp -a --no-preserve=ownership "$PRINTBOX_AGENT_DIR" "$root/opt/printbox"
+ln -sf /opt/printbox/node/bin/node "$root/usr/local/bin/node"
+
+# The agent's user and group (sysusers.d/printbox.conf), now, so udev and units find them.
+inroot systemd-sysusers
+
+inroot systemctl enable printbox-agent.service printbox-redirect.socket printbox-cert.service \
+  printbox-cert-renew.timer printbox-hostname.service printbox-ssh.service \
+  systemd-networkd.service systemd-resolved.service systemd-timesyncd.service
+# SSH: off unless the boot partition says otherwise (printbox-ssh.service); host keys are made on
+# the box, never shipped.
+inroot systemctl disable ssh.service >/dev/null 2>&1 || true
+rm -f "$root"/etc/ssh/ssh_host_*
+# Nothing downloaded or scrubbed behind the agent's back: no apt timers, no e2scrub.
+for t in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer e2scrub_reap.service fstrim.timer; do
+  inroot systemctl disable "$t" >/dev/null 2>&1 || true
+done
+# Boot to the agent: no graphical target, no network wait.
+inroot systemctl set-default multi-user.target >/dev/null
+inroot systemctl disable systemd-networkd-wait-online.service >/dev/null 2>&1 || true
+
+if [ "$PRINTBOX_TARGET" = arm64 ] && [ -x "$root/etc/kernel/postinst.d/z50-raspi-firmware" ]; then
+  # raspi-firmware writes config.txt and cmdline.txt from /etc/default/raspi-* (overlay): again.
+  kver=$(ls "$root/lib/modules" | sort -V | tail -n1)
+  inroot /etc/kernel/postinst.d/z50-raspi-firmware "$kver"
+fi

@@ -1,0 +1,37 @@
+#!/usr/bin/env node
+// Boot test helper: runs one shell command in the test VM through the test-only console (a root
+// shell on the VM's second serial port, added only to the boot test's copy of the image) and
+// prints its output; exits with the command's exit status.
+//   node vmsh.mjs SOCKET TIMEOUT_S COMMAND
+import { connect } from 'node:net';
+import { randomBytes } from 'node:crypto';
+
+const [sock, timeoutS, ...rest] = process.argv.slice(2);
+const command = rest.join(' ');
+const nonce = randomBytes(6).toString('hex');
+const end = new RegExp(`__END_${nonce}_(\\d+)__`);
+const c = connect(sock);
+let buf = '';
+const timer = setTimeout(() => {
+  process.stderr.write(`vmsh: no answer in ${timeoutS}s to: ${command}\n${buf}`);
+  process.exit(124);
+}, Number(timeoutS) * 1000);
+c.on('connect', () => {
+  // Run in a subshell so `exit` or `set -e` in the command cannot end the console.
+  c.write(`( ${command}\n) 2>&1; echo "__END_${nonce}_$?__"\n`);
+});
+c.on('data', (d) => {
+  buf += d.toString('utf8');
+  const m = end.exec(buf);
+  if (m) {
+    clearTimeout(timer);
+    process.stdout.write(buf.slice(0, m.index));
+    c.destroy();
+    process.exit(Number(m[1]));
+  }
+});
+c.on('error', (e) => {
+  clearTimeout(timer);
+  process.stderr.write(`vmsh: ${e.message}\n`);
+  process.exit(125);
+});
