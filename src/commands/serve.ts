@@ -37,7 +37,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const events = new EventBus();
   const settings = new SettingsStore(db, config.discovery, (msg) => log.warn({ err: msg }, 'stored settings ignored'));
   const now = Date.now;
-  const discovery = new DiscoveryService({ devices, metrics, settings, events, log, now });
+  const discovery = new DiscoveryService({ devices, settings, events, log, now });
   const ctx: AgentContext = { config, log, logRing, db, devices, metrics, sessions, events, settings, discovery, now };
 
   const paths = tlsPaths(config);

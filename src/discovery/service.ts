@@ -2,7 +2,6 @@
 // device records and raw snapshots, and polls saved devices. One scan at a time.
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
-import type { MetricsStore } from '../store/metrics.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Settings } from '../settings/settings.js';
 import type { EventBus } from '../events/bus.js';
@@ -15,7 +14,6 @@ import { markUnreachable, mergeObservation, type Observation } from './merge.js'
 
 export interface DiscoveryDeps {
   devices: DeviceStore;
-  metrics: MetricsStore;
   settings: SettingsStore;
   events: EventBus;
   log: Logger;
@@ -128,7 +126,7 @@ export class DiscoveryService {
 
   /** Stores what one host answered; returns the device serial, or undefined when unusable. */
   private record(host: HostReadResult, scanId?: number): string | undefined {
-    const { devices, metrics, events, log } = this.deps;
+    const { devices, events, log } = this.deps;
     const now = this.deps.now();
     const parsed = parsePrinter(host.values, host.address, new Date(now));
     const observation = toObservation(parsed, host.address, now, scanId);
@@ -138,8 +136,7 @@ export class DiscoveryService {
     }
     const existing = devices.get(observation.serial);
     const device = mergeObservation(existing, observation);
-    devices.put(device);
-    metrics.insertRaw({ serial: device.serial, ts: now, ...parsed.metrics });
+    devices.recordReadings([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics } }]);
     events.emit('device_change', { serial: device.serial, change: existing ? 'updated' : 'discovered' });
     return device.serial;
   }
@@ -159,7 +156,7 @@ export class DiscoveryService {
   }
 
   private async poll(serials: string[]): Promise<Snapshot[]> {
-    const { devices, metrics, settings, events, log } = this.deps;
+    const { devices, settings, events, log } = this.deps;
     const s = settings.get();
     const credentials = credentialsOf(s);
     const readings: { device: Device; snapshot: Omit<Snapshot, 'id'> }[] = [];
@@ -194,8 +191,7 @@ export class DiscoveryService {
       }
     };
     await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));
-    const ids = metrics.insertRawBatch(readings.map((r) => r.snapshot));
-    for (const r of readings) devices.put(r.device);
+    const ids = devices.recordReadings(readings);
     for (const r of readings) events.emit('device_change', { serial: r.device.serial, change: 'metrics' });
     return readings.map((r, i) => ({ ...r.snapshot, id: ids[i] }));
   }

@@ -1,6 +1,7 @@
 // Device records in SQLite: one row per serial, arrays and objects kept as JSON text.
 import type { DB } from './db.js';
-import type { Device } from '../model/device.js';
+import type { Device, Snapshot } from '../model/device.js';
+import { MetricsStore } from './metrics.js';
 
 const JSON_COLUMNS = ['consumables', 'status_messages', 'raw_data', 'dns_servers', 'locked_fields', 'printer_info'] as const;
 const BOOL_COLUMNS = ['is_usb', 'is_default', 'is_shared', 'usb_webui_available', 'is_saved', 'visible'] as const;
@@ -14,11 +15,16 @@ const COLUMNS = [
 
 type Row = Record<string, unknown>;
 
+// A device's last_seen is the later of its record's and its newest raw snapshot's (device_latest):
+// a poll notes the time there instead of rewriting the whole record (flash wear, migration 3).
+const SELECT_DEVICES = `SELECT d.*, max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen
+  FROM devices d LEFT JOIN device_latest l ON l.serial = d.serial`;
+
 function fromRow(row: Row): Device {
-  const d: Row = {};
+  const d: Row = { last_seen: row.seen ?? row.last_seen };
   for (const col of COLUMNS) {
     const v = row[col];
-    if (v === null || v === undefined) continue;
+    if (v === null || v === undefined || col === 'last_seen') continue;
     if ((JSON_COLUMNS as readonly string[]).includes(col)) d[col] = JSON.parse(v as string);
     else if ((BOOL_COLUMNS as readonly string[]).includes(col)) d[col] = v === 1;
     else d[col] = v;
@@ -40,6 +46,20 @@ function toRow(d: Device): Row {
   return row;
 }
 
+/** A device record read from the printer, and the raw snapshot taken with it. */
+export interface Reading {
+  device: Device;
+  snapshot: Omit<Snapshot, 'id'>;
+}
+
+/** A record written only for its last_seen and printer_info is refreshed at most this often. */
+export const RECORD_REFRESH_MS = 86_400_000;
+
+// Columns whose change makes a poll rewrite the record. last_seen goes to device_latest with the
+// snapshot, and printer_info's meters change every poll; /devices/list does not promise current
+// counters (contract 4.1), and /devices/discovered fills them from the newest snapshot.
+const CONTENT_COLUMNS = COLUMNS.filter((c) => !['serial', 'last_seen', 'printer_info'].includes(c));
+
 export interface DiscoveredFilter {
   /** Only devices seen at or after this time (epoch ms). */
   seenSince?: number;
@@ -49,14 +69,22 @@ export interface DiscoveredFilter {
 export class DeviceStore {
   private readonly byId;
   private readonly upsertStmt;
+  private readonly refreshStmt;
   private readonly savedStmt;
+  private readonly metrics: MetricsStore;
   constructor(private readonly db: DB) {
-    this.byId = db.prepare('SELECT * FROM devices WHERE serial = ?');
-    this.upsertStmt = db.prepare(
-      `INSERT INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})
-       ON CONFLICT (serial) DO UPDATE SET ${COLUMNS.filter((c) => c !== 'serial').map((c) => `${c} = excluded.${c}`).join(', ')}`,
+    this.metrics = new MetricsStore(db);
+    this.byId = db.prepare(`${SELECT_DEVICES} WHERE d.serial = ?`);
+    const upsertSql = `INSERT INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})
+       ON CONFLICT (serial) DO UPDATE SET ${COLUMNS.filter((c) => c !== 'serial').map((c) => `${c} = excluded.${c}`).join(', ')}`;
+    this.upsertStmt = db.prepare(upsertSql);
+    // The same upsert, but an existing record is only rewritten when its content changed or it is a
+    // day old: a poll then costs a device no page of its own (docs/performance.md, flash writes).
+    this.refreshStmt = db.prepare(
+      `${upsertSql} WHERE NOT (${CONTENT_COLUMNS.map((c) => `devices.${c} IS excluded.${c}`).join(' AND ')})
+         OR excluded.last_seen - devices.last_seen >= ${RECORD_REFRESH_MS}`,
     );
-    this.savedStmt = db.prepare('SELECT * FROM devices WHERE is_saved = 1 ORDER BY serial');
+    this.savedStmt = db.prepare(`${SELECT_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`);
   }
 
   get(serial: string): Device | undefined {
@@ -69,19 +97,33 @@ export class DeviceStore {
     this.upsertStmt.run(toRow(device));
   }
 
+  /**
+   * Stores what a scan or a polling round read, in one transaction (one fsync): every snapshot,
+   * and each device record only where its content changed (see refreshStmt). Returns the
+   * snapshots' ids.
+   */
+  recordReadings(readings: Reading[]): number[] {
+    return this.db.transaction(() =>
+      readings.map((r) => {
+        this.refreshStmt.run(toRow(r.device));
+        return this.metrics.insertRaw(r.snapshot);
+      }),
+    )();
+  }
+
   listSaved(): Device[] {
     return (this.savedStmt.all() as Row[]).map(fromRow);
   }
 
   listDiscovered(f: DiscoveredFilter): Device[] {
-    const where = ['visible = 1'];
+    const where = ['d.visible = 1'];
     const params: unknown[] = [];
-    if (!f.includeKnown) where.push('is_saved = 0');
+    if (!f.includeKnown) where.push('d.is_saved = 0');
     if (f.seenSince !== undefined) {
-      where.push('last_seen >= ?');
+      where.push('seen >= ?');
       params.push(f.seenSince);
     }
-    const sql = `SELECT * FROM devices WHERE ${where.join(' AND ')} ORDER BY serial`;
+    const sql = `${SELECT_DEVICES} WHERE ${where.join(' AND ')} ORDER BY d.serial`;
     return (this.db.prepare(sql).all(...params) as Row[]).map(fromRow);
   }
 
@@ -104,14 +146,12 @@ export class DeviceStore {
    */
   delete(serial: string): boolean {
     return this.db.transaction(() => {
-      for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
-        this.db.prepare(`DELETE FROM ${t} WHERE serial = ?`).run(serial);
-      }
+      this.metrics.deleteDevice(serial);
       return this.db.prepare('DELETE FROM devices WHERE serial = ?').run(serial).changes > 0;
     })();
   }
 
   listAll(): Device[] {
-    return (this.db.prepare('SELECT * FROM devices ORDER BY serial').all() as Row[]).map(fromRow);
+    return (this.db.prepare(`${SELECT_DEVICES} ORDER BY d.serial`).all() as Row[]).map(fromRow);
   }
 }

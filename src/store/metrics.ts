@@ -13,6 +13,19 @@ export const TABLE: Record<Tier, string> = {
 };
 
 const DAY = 86_400_000;
+type AggTier = Exclude<Tier, 'raw'>;
+const AGG_TIERS = TIERS.filter((t): t is AggTier => t !== 'raw');
+const HOUR = 3_600_000;
+/**
+ * Raw rows are indexed by (hour, serial, ts) (migration 3), so one device's raw rows are reached by
+ * one index seek per hour. Past this many hours (an import of old raw rows that no roll-up has
+ * thinned yet) a plain scan of the table is cheaper than the seeks.
+ */
+const MAX_HOUR_SEEKS = 24 * 60;
+// One device's raw rows: an index seek per hour listed in @hours (a JSON array).
+const RAW_OF_SERIAL = `metrics_raw INDEXED BY metrics_raw_hour
+  WHERE ts / ${HOUR} IN (SELECT value FROM json_each(@hours)) AND serial = @serial`;
+const RAW_OF_SERIAL_SCAN = `metrics_raw NOT INDEXED WHERE serial = @serial`;
 
 /**
  * Each tier's window relative to now, as [from, to] in whole milliseconds (decisions.md:
@@ -61,26 +74,40 @@ export interface AggregateRow {
 
 export class MetricsStore {
   private readonly insertRawStmt;
+  private readonly noteLatestStmt;
   private readonly latestStmt;
-  private readonly rangeStmts: Record<Tier, Statement>;
+  private readonly rawSpanStmt;
+  private readonly rangeStmts: Record<AggTier, Statement>;
+  private readonly rawRangeStmts: [Statement, Statement];
   private readonly boundsStmt;
-  private readonly insertAggStmts: Record<Exclude<Tier, 'raw'>, Statement>;
+  private readonly rawBoundsStmts: [Statement, Statement];
+  private readonly insertAggStmts: Record<AggTier, Statement>;
 
   constructor(private readonly db: DB) {
     this.insertRawStmt = db.prepare(
       `INSERT INTO metrics_raw (serial, ts, page_count, color_pages, mono_pages, scan_count, toner_levels, extra)
        VALUES (@serial, @ts, @page_count, @color_pages, @mono_pages, @scan_count, @toner_levels, @extra)`,
     );
-    this.latestStmt = db.prepare('SELECT * FROM metrics_raw WHERE serial = ? ORDER BY ts DESC, id DESC LIMIT 1');
-    this.rangeStmts = Object.fromEntries(
-      TIERS.map((t) => [t, db.prepare(`SELECT * FROM ${TABLE[t]} WHERE serial = ? AND ts BETWEEN ? AND ? ORDER BY ts, id`)]),
-    ) as Record<Tier, Statement>;
-    // One indexed range per tier: min, max and count come from the (serial, ts) index alone.
-    this.boundsStmt = db.prepare(
-      TIERS.map((t) => `SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${TABLE[t]} WHERE serial = @serial`).join(
-        ' UNION ALL ',
-      ),
+    // The newest snapshot of each device; an older one (an import) never replaces a newer one.
+    this.noteLatestStmt = db.prepare(
+      `INSERT INTO device_latest (serial, ts, raw_id) VALUES (?, ?, ?)
+       ON CONFLICT (serial) DO UPDATE SET ts = excluded.ts, raw_id = excluded.raw_id WHERE excluded.ts >= device_latest.ts`,
     );
+    this.latestStmt = db.prepare('SELECT r.* FROM device_latest l JOIN metrics_raw r ON r.id = l.raw_id WHERE l.serial = ?');
+    // Both ends come from the (ts) index: one seek each.
+    this.rawSpanStmt = db.prepare('SELECT (SELECT min(ts) FROM metrics_raw) AS lo, (SELECT max(ts) FROM metrics_raw) AS hi');
+    this.rangeStmts = Object.fromEntries(
+      AGG_TIERS.map((t) => [t, db.prepare(`SELECT * FROM ${TABLE[t]} WHERE serial = @serial AND ts BETWEEN @lo AND @hi ORDER BY ts, id`)]),
+    ) as Record<AggTier, Statement>;
+    this.rawRangeStmts = [RAW_OF_SERIAL, RAW_OF_SERIAL_SCAN].map((from) =>
+      db.prepare(`SELECT * FROM ${from} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`),
+    ) as [Statement, Statement];
+    // One indexed range per aggregated tier: min, max and count come from the (serial, ts) index alone.
+    const boundsOf = (from: string) => `SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${from}`;
+    this.boundsStmt = db.prepare(
+      AGG_TIERS.map((t) => boundsOf(`${TABLE[t]} WHERE serial = @serial`)).join(' UNION ALL '),
+    );
+    this.rawBoundsStmts = [RAW_OF_SERIAL, RAW_OF_SERIAL_SCAN].map((from) => db.prepare(boundsOf(from))) as [Statement, Statement];
     const aggCols = [
       'serial', 'ts', 'sample_count',
       ...METRICS_COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
@@ -94,11 +121,19 @@ export class MetricsStore {
            ON CONFLICT (serial, ts) DO UPDATE SET ${aggCols.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`,
         ),
       ]),
-    ) as Record<Exclude<Tier, 'raw'>, Statement>;
+    ) as Record<AggTier, Statement>;
   }
 
-  /** Stores one raw snapshot and returns its id. */
+  /** Stores one raw snapshot (and notes it as the device's newest) and returns its id. */
   insertRaw(s: Omit<Snapshot, 'id'>): number {
+    return this.db.transaction(() => {
+      const id = this.insertRawRow(s);
+      this.noteLatestStmt.run(s.serial, s.ts, id);
+      return id;
+    })();
+  }
+
+  private insertRawRow(s: Omit<Snapshot, 'id'>): number {
     const info = this.insertRawStmt.run({
       serial: s.serial,
       ts: s.ts,
@@ -112,12 +147,19 @@ export class MetricsStore {
     return Number(info.lastInsertRowid);
   }
 
-  /** Stores a polling round's snapshots in one transaction (one fsync for the round). */
-  insertRawBatch(snapshots: Omit<Snapshot, 'id'>[]): number[] {
-    return this.db.transaction(() => snapshots.map((s) => this.insertRaw(s)))();
+  /** Deletes every metrics row of a device, in all tiers (call inside the caller's transaction). */
+  deleteDevice(serial: string): void {
+    const q = this.rawQuery(serial, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    if (q) {
+      const from = q.variant === 0 ? RAW_OF_SERIAL : RAW_OF_SERIAL_SCAN;
+      this.db.prepare(`DELETE FROM metrics_raw WHERE id IN (SELECT id FROM ${from})`).run({ serial, hours: q.params.hours });
+    }
+    for (const t of ['metrics_hourly', 'metrics_daily', 'metrics_monthly', 'device_latest']) {
+      this.db.prepare(`DELETE FROM ${t} WHERE serial = ?`).run(serial);
+    }
   }
 
-  upsertAggregate(tier: Exclude<Tier, 'raw'>, a: AggregateRow): void {
+  upsertAggregate(tier: AggTier, a: AggregateRow): void {
     const row: Row = { serial: a.serial, ts: a.ts, sample_count: a.sample_count };
     for (const c of METRICS_COUNTERS) {
       const v = a.counters[c];
@@ -128,6 +170,22 @@ export class MetricsStore {
     row.toner_last = a.toner_last && Object.keys(a.toner_last).length ? JSON.stringify(a.toner_last) : null;
     row.toner_avg = a.toner_avg && Object.keys(a.toner_avg).length ? JSON.stringify(a.toner_avg) : null;
     this.insertAggStmts[tier].run(row);
+  }
+
+  /**
+   * Which raw rows of one device to read: the statement variant and its parameters. Hours are
+   * clipped to the span the raw table holds, so a long request costs no empty seeks.
+   */
+  private rawQuery(serial: string, lo: number, hi: number): { variant: 0 | 1; params: Record<string, unknown> } | undefined {
+    const span = this.rawSpanStmt.get() as { lo: number | null; hi: number | null };
+    if (span.lo === null || span.hi === null) return undefined;
+    const from = Math.floor(Math.max(lo, span.lo) / HOUR);
+    const to = Math.floor(Math.min(hi, span.hi) / HOUR);
+    if (from > to) return undefined;
+    const params = { serial, lo, hi, hours: '' };
+    if (to - from >= MAX_HOUR_SEEKS) return { variant: 1, params };
+    params.hours = JSON.stringify(Array.from({ length: to - from + 1 }, (_, i) => from + i));
+    return { variant: 0, params };
   }
 
   /** The newest raw snapshot, or undefined. Aggregated tiers are never consulted. */
@@ -147,7 +205,11 @@ export class MetricsStore {
       const lo = Math.max(since, windows[tier][0]);
       const hi = Math.min(until, windows[tier][1]);
       if (lo > hi) continue;
-      const rows = this.rangeStmts[tier].all(serial, lo, hi) as Row[];
+      let rows: Row[];
+      if (tier === 'raw') {
+        const q = this.rawQuery(serial, lo, hi);
+        rows = q ? (this.rawRangeStmts[q.variant].all(q.params) as Row[]) : [];
+      } else rows = this.rangeStmts[tier].all({ serial, lo, hi }) as Row[];
       for (const row of rows) {
         const s = tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
         s.tier = tier;
@@ -162,7 +224,10 @@ export class MetricsStore {
     let min = Infinity;
     let max = -Infinity;
     let points = 0;
-    for (const r of this.boundsStmt.all({ serial }) as { lo: number | null; hi: number | null; n: number }[]) {
+    const q = this.rawQuery(serial, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    const tiers = this.boundsStmt.all({ serial }) as { lo: number | null; hi: number | null; n: number }[];
+    if (q) tiers.push(this.rawBoundsStmts[q.variant].get(q.params) as (typeof tiers)[0]);
+    for (const r of tiers) {
       if (r.n === 0 || r.lo === null || r.hi === null) continue;
       min = Math.min(min, r.lo);
       max = Math.max(max, r.hi);

@@ -1,0 +1,154 @@
+// The store's write path and read plans (issue 4: flash wear, "a history or bounds request never
+// scans more rows than its answer needs"). Real SQLite files in a temp dir.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase, type DB } from '../../src/store/db.js';
+import { MetricsStore } from '../../src/store/metrics.js';
+import { DeviceStore, RECORD_REFRESH_MS, type Reading } from '../../src/store/devices.js';
+import type { Device } from '../../src/model/device.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const NOW = Date.UTC(2026, 10, 22, 12, 0, 0);
+
+function withDb(fn: (db: DB) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'printbox-writes-'));
+  const db = openDatabase(join(dir, 'w.db'));
+  try {
+    fn(db);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const device = (serial: string, ts: number, extra: Partial<Device> = {}): Device => ({
+  serial, ip: '127.0.0.9', last_seen: ts, created_at: ts, first_seen: ts, device_type: 'network', source_type: 'snmp',
+  is_usb: false, is_default: false, is_shared: false, usb_webui_available: false, is_saved: true, visible: true,
+  printer_info: { page_count: 0 }, ...extra,
+});
+
+const reading = (d: Device, ts: number, page: number): Reading => ({
+  device: { ...d, last_seen: ts, printer_info: { page_count: page } },
+  snapshot: { serial: d.serial, ts, page_count: page },
+});
+
+const storedRecord = (db: DB, serial: string) =>
+  db.prepare('SELECT last_seen, printer_info, status_messages FROM devices WHERE serial = ?').get(serial) as {
+    last_seen: number; printer_info: string; status_messages: string | null;
+  };
+
+test('a poll round stores every snapshot but rewrites a record only when its content changed or it is a day old', () => {
+  withDb((db) => {
+    const devices = new DeviceStore(db);
+    const metrics = new MetricsStore(db);
+    const d = device('S1', NOW);
+    devices.put(d);
+    const t1 = NOW + 15 * 60_000;
+    const [id1] = devices.recordReadings([reading(d, t1, 100)]);
+    // Only meters and the time moved: the record stays, the time is served from the snapshot.
+    assert.equal(storedRecord(db, 'S1').last_seen, NOW);
+    assert.equal(JSON.parse(storedRecord(db, 'S1').printer_info).page_count, 0);
+    assert.equal(devices.get('S1')!.last_seen, t1);
+    assert.equal(metrics.latestRaw('S1')!.id, id1);
+    assert.equal(metrics.latestRaw('S1')!.page_count, 100);
+
+    // A status change is content: written at once, with the fresh PrinterInfo.
+    const t2 = t1 + 15 * 60_000;
+    devices.recordReadings([{ ...reading(d, t2, 110), device: { ...reading(d, t2, 110).device, status_messages: ['toner low'] } }]);
+    assert.deepEqual(JSON.parse(storedRecord(db, 'S1').status_messages!), ['toner low']);
+    assert.equal(storedRecord(db, 'S1').last_seen, t2);
+    assert.equal(JSON.parse(storedRecord(db, 'S1').printer_info).page_count, 110);
+
+    // Same content a day later: refreshed once, so a stored PrinterInfo is never more than a day old.
+    const changed = { ...d, status_messages: ['toner low'] };
+    const t3 = t2 + RECORD_REFRESH_MS - 1;
+    devices.recordReadings([reading(changed, t3, 120)]);
+    assert.equal(storedRecord(db, 'S1').last_seen, t2);
+    const t4 = t2 + RECORD_REFRESH_MS;
+    devices.recordReadings([reading(changed, t4, 130)]);
+    assert.equal(storedRecord(db, 'S1').last_seen, t4);
+    assert.equal(metrics.history('S1', NOW, t4, t4).length, 4);
+  });
+});
+
+test('last_seen from the newest snapshot drives the /devices/discovered minutes filter', () => {
+  withDb((db) => {
+    const devices = new DeviceStore(db);
+    const d = device('S2', NOW - 2 * HOUR, { is_saved: false });
+    devices.put(d);
+    assert.deepEqual(devices.listDiscovered({ includeKnown: false, seenSince: NOW - HOUR }).map((x) => x.serial), []);
+    devices.recordReadings([reading(d, NOW - 10 * 60_000, 5)]);
+    assert.deepEqual(devices.listDiscovered({ includeKnown: false, seenSince: NOW - HOUR }).map((x) => x.serial), ['S2']);
+    // An older snapshot (an import) never moves last_seen or the newest reading back.
+    new MetricsStore(db).insertRaw({ serial: 'S2', ts: NOW - 5 * HOUR, page_count: 1 });
+    assert.equal(devices.get('S2')!.last_seen, NOW - 10 * 60_000);
+    assert.equal(new MetricsStore(db).latestRaw('S2')!.page_count, 5);
+  });
+});
+
+test('raw reads are the same through hour seeks and through the scan used for a long span', () => {
+  withDb((db) => {
+    const devices = new DeviceStore(db);
+    const metrics = new MetricsStore(db);
+    devices.put(device('A', NOW));
+    devices.put(device('B', NOW));
+    // Recent rows of two devices, then (second half) one raw row of A 100 days old, as an import
+    // leaves it before any roll-up: the span exceeds the seek limit and the scan variant answers.
+    for (let h = 0; h < 48; h++) {
+      metrics.insertRaw({ serial: 'A', ts: NOW - h * HOUR, page_count: 1000 - h });
+      metrics.insertRaw({ serial: 'B', ts: NOW - h * HOUR - 1, page_count: 5000 - h });
+    }
+    const check = () => {
+      const rows = metrics.history('A', NOW - DAY, NOW, NOW);
+      assert.equal(rows.length, 25);
+      assert.ok(rows.every((r) => r.serial === 'A'));
+      assert.deepEqual(rows.map((r) => r.ts), [...rows.map((r) => r.ts)].sort((a, b) => a - b));
+      assert.equal(rows[0].ts, NOW - DAY);
+      assert.equal(rows.at(-1)!.ts, NOW);
+    };
+    check();
+    assert.deepEqual(metrics.bounds('A'), { min: NOW - 47 * HOUR, max: NOW, points: 48 });
+    metrics.insertRaw({ serial: 'A', ts: NOW - 100 * DAY, page_count: 1 });
+    check();
+    assert.deepEqual(metrics.bounds('A'), { min: NOW - 100 * DAY, max: NOW, points: 49 });
+    assert.equal(metrics.bounds('B')!.points, 48);
+    // Delete takes every row of A, in every part of the span, and nothing of B.
+    assert.equal(devices.delete('A'), true);
+    assert.equal(metrics.bounds('A'), undefined);
+    assert.equal(metrics.latestRaw('A'), undefined);
+    assert.equal(db.prepare("SELECT count(*) FROM device_latest WHERE serial = 'A'").pluck().get(), 0);
+    assert.equal(metrics.bounds('B')!.points, 48);
+  });
+});
+
+// Every statement the metrics store prepares that reads one device's rows must reach them through
+// an index (SEARCH), never by walking a whole metrics table (SCAN), except the declared fallback for
+// raw spans beyond the seek limit.
+test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan a metrics table', () => {
+  withDb((db) => {
+    const sql: string[] = [];
+    const prepare = db.prepare.bind(db);
+    (db as unknown as { prepare: (s: string) => unknown }).prepare = (s: string) => {
+      sql.push(s);
+      return prepare(s);
+    };
+    new MetricsStore(db);
+    (db as unknown as { prepare: unknown }).prepare = prepare;
+    const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial)/.test(s) && !/NOT INDEXED/.test(s));
+    // latest, history for the three aggregated tiers and raw, bounds (aggregated tiers) and raw bounds
+    assert.equal(reads.length, 7, reads.join('\n---\n'));
+    for (const s of reads) {
+      const params = { serial: 'X', lo: 0, hi: NOW, hours: '[1,2,3]' };
+      const stmt = prepare(`EXPLAIN QUERY PLAN ${s}`);
+      const plan = (s.includes('@') ? stmt.all(params) : stmt.all('X')) as { detail: string }[];
+      const details = plan.map((p) => p.detail);
+      const scans = details.filter((d) => /^SCAN (metrics_|device_latest|r\b|l\b)/.test(d));
+      assert.deepEqual(scans, [], `${s}\n${details.join('\n')}`);
+      assert.ok(details.some((d) => /^SEARCH .*USING (COVERING )?INDEX|PRIMARY KEY/.test(d)), `${s}\n${details.join('\n')}`);
+    }
+  });
+});
