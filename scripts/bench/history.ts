@@ -9,7 +9,7 @@
 //    The result is cached under --cache and reused; a later run only simulates the days since.
 // 2. Flash writes: on a copy, one more simulated day as the box does it: each 15-minute round of
 //    `devices` snapshots in one transaction (synchronous=FULL, WAL), the scheduled pass (roll-up in
-//    6-hour batches + retention + checkpoint) 5 minutes past each hour. Bytes written are read from /proc/self/io (wchar: bytes handed to
+//    day batches + retention + checkpoint) 5 minutes past each hour. Bytes written are read from /proc/self/io (wchar: bytes handed to
 //    write()/pwrite(), i.e. WAL frames + checkpoint pages + file growth; write_bytes: what the kernel
 //    accounted to the block layer for this process).
 // 3. Latency p50/p99 of history (each period, default maxPoints=200 and raw=true) and bounds, directly

@@ -12,7 +12,7 @@ for f in printbox-rpi.img vmlinuz initrd.img; do
   [ -s "$out/$f" ] || { echo "missing build/arm64/$f: run scripts/build-image.sh arm64" >&2; exit 1; }
 done
 command -v qemu-system-aarch64 >/dev/null || {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-system-arm >/dev/null; }
+  apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends qemu-system-arm >/dev/null; }
 tmp=$(mktemp -d /tmp/printbox-smoke-arm64.XXXXXX)
 qemu_pid=""
 trap '[ -n "$qemu_pid" ] && kill -9 "$qemu_pid" 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -15,7 +15,7 @@ export interface RollupLogger {
 export const DEFAULT_ROLLUP_CRON = '5 * * * *';
 
 /** Closed hours rolled together by the scheduled pass (see RollupOptions.hourlyBatch). */
-export const SCHEDULED_HOURLY_BATCH = 6;
+export const SCHEDULED_HOURLY_BATCH = 24;
 
 /**
  * One pass: roll up everything closed, then retention, vacuum and checkpoint. `hourlyBatch` 1 (the
