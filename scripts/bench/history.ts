@@ -154,14 +154,20 @@ async function generate(): Promise<Meta> {
   return meta;
 }
 
-async function measureWrites(): Promise<void> {
-  const wdir = join(CACHE, 'writes');
+// A scratch copy of the generated fleet, opened as the agent opens it (a measurement changes it).
+function copyFleet(name: string): { wdir: string; wfile: string; db: DB } {
+  const wdir = join(CACHE, name);
   rmSync(wdir, { recursive: true, force: true });
   mkdirSync(wdir, { recursive: true });
   const wfile = join(wdir, 'printbox.db');
   copyFileSync(file, wfile);
   const db = openDatabase(wfile);
   configureWal(db);
+  return { wdir, wfile, db };
+}
+
+async function measureWrites(): Promise<void> {
+  const { wdir, wfile, db } = copyFleet('writes');
   const devices = new DeviceStore(db);
   // Device records as discovery leaves them: a PrinterInfo of about 1.5 KB each, whose meters
   // change every poll (mergeObservation replaces it), so the round writes what the agent writes.
@@ -224,13 +230,7 @@ async function measureWrites(): Promise<void> {
 // Roll-up of one day of raw for the fleet, as a box that was off for a day catches up, and the
 // longest stretch the event loop was held (time between the pass's yields).
 async function measureRollupDay(): Promise<void> {
-  const wdir = join(CACHE, 'rollday');
-  rmSync(wdir, { recursive: true, force: true });
-  mkdirSync(wdir, { recursive: true });
-  const wfile = join(wdir, 'printbox.db');
-  copyFileSync(file, wfile);
-  const db = openDatabase(wfile);
-  configureWal(db);
+  const { wdir, db } = copyFleet('rollday');
   const ins = db.prepare(INSERT_SQL);
   const start = Math.floor(endOfData / DAY_MS) * DAY_MS + DAY_MS;
   db.transaction(() => {
