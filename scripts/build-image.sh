@@ -43,6 +43,7 @@ if [ "$target" = arm64 ]; then
   have aarch64-linux-gnu-g++ || need+=(crossbuild-essential-arm64)
   have qemu-aarch64-static || need+=(qemu-user-static)
   have update-binfmts || need+=(binfmt-support)
+  have arch-test || need+=(arch-test)
 fi
 # arch-test and the keyring help mmdebstrap; uidmap not needed (root mode)
 [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)

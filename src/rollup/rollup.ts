@@ -14,6 +14,7 @@
 // Source rows are insert-only, so a recomputation with more samples means late arrivals (refresh);
 // one with fewer means the source was already thinned by retention, and must not shrink the bucket.
 import type { Database, Statement } from 'better-sqlite3';
+import { keyColumns, keyMatch } from '../store/keys.js';
 
 export type AggTier = 'hourly' | 'daily' | 'monthly';
 export const COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;
@@ -85,7 +86,7 @@ const jsonObject = (col: string) =>
   `CASE WHEN json_valid(${col}) THEN CASE WHEN json_type(${col}) = 'object' THEN ${col} END END`;
 
 // Source ranges always go through the (ts) index (migration 2); without INDEXED BY the planner may
-// pick the (serial, ts) index to save a sort and then walk the whole table.
+// pick a per-device index (keys.ts) to save a sort and then walk much more of the table.
 // The aggregation runs in SQLite (GROUP BY serial over the ts index range): returning every source
 // row to JavaScript costs several microseconds a row, the SQL aggregates far less.
 function stmts(db: Database, def: TierDef): Stmts {
@@ -129,7 +130,7 @@ function stmts(db: Database, def: TierDef): Stmts {
     ),
     upsert: db.prepare(
       `INSERT INTO ${def.table} (${AGG_COLS.join(', ')}) VALUES (${AGG_COLS.map((c) => '@' + c).join(', ')})
-       ON CONFLICT (serial, ts) DO UPDATE SET ${AGG_COLS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}
+       ON CONFLICT (${keyColumns(def.table)}) DO UPDATE SET ${AGG_COLS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}
        WHERE excluded.sample_count > ${def.table}.sample_count`,
     ),
     nextTs: db.prepare(`SELECT ts FROM ${src} WHERE ts >= ? ORDER BY ts LIMIT 1`).pluck(),
@@ -137,7 +138,7 @@ function stmts(db: Database, def: TierDef): Stmts {
     uncovered: db.prepare(
       `SELECT count(*) FROM (SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS n
          FROM ${src} INDEXED BY ${src}_ts WHERE ${range} GROUP BY serial) s
-       LEFT JOIN ${def.table} b ON b.serial = s.serial AND b.ts = @start
+       LEFT JOIN ${def.table} b ON ${keyMatch('b', def.table, 's.serial', '@start')}
        WHERE b.sample_count IS NULL OR b.sample_count < s.n`,
     ).pluck(),
   };
@@ -208,7 +209,7 @@ export interface RollupOptions {
    * Roll hourly buckets only once this many closed hours are pending, that many per transaction
    * (default 1: every closed hour now). The scheduled pass uses 24: hourly rows are served only
    * for times more than 7 days ago, so a lag of a day is invisible, and writing a day of a device
-   * at once dirties one page of its (serial, ts) index range instead of 24 (flash writes; the
+   * at once dirties the pages of one day in the hourly key index, shared by all devices (flash writes; the
    * transaction holds the event loop about 0.3-0.4 s once a day for 500 devices, docs/performance.md).
    */
   hourlyBatch?: number;

@@ -5,27 +5,15 @@ import type { DB } from './db.js';
 import { TIERS, type Snapshot, type Tier } from '../model/device.js';
 import { METRICS_COUNTERS } from '../model/serialize.js';
 
-export const TABLE: Record<Tier, string> = {
-  raw: 'metrics_raw',
-  hourly: 'metrics_hourly',
-  daily: 'metrics_daily',
-  monthly: 'metrics_monthly',
-};
+import { BUCKET_MS, TABLE, keyColumns } from './keys.js';
 
 const DAY = 86_400_000;
 type AggTier = Exclude<Tier, 'raw'>;
-const AGG_TIERS = TIERS.filter((t): t is AggTier => t !== 'raw');
-const HOUR = 3_600_000;
 /**
- * Raw rows are indexed by (hour, serial, ts) (migration 3), so one device's raw rows are reached by
- * one index seek per hour. Past this many hours (an import of old raw rows that no roll-up has
- * thinned yet) a plain scan of the table is cheaper than the seeks.
+ * Past this many bucket seeks (old rows of an import that no roll-up or retention has thinned
+ * yet) a plain scan of the table is cheaper than the seeks.
  */
-const MAX_HOUR_SEEKS = 24 * 60;
-// One device's raw rows: an index seek per hour listed in @hours (a JSON array).
-const RAW_OF_SERIAL = `metrics_raw INDEXED BY metrics_raw_hour
-  WHERE ts / ${HOUR} IN (SELECT value FROM json_each(@hours)) AND serial = @serial`;
-const RAW_OF_SERIAL_SCAN = `metrics_raw NOT INDEXED WHERE serial = @serial`;
+const MAX_BUCKET_SEEKS = 24 * 60;
 
 /**
  * Each tier's window relative to now, as [from, to] in whole milliseconds (decisions.md:
@@ -72,15 +60,70 @@ export interface AggregateRow {
   toner_avg?: Record<string, unknown>;
 }
 
+/**
+ * One device's rows of one table: in [lo, hi], their bounds, or all of them for a delete. A table
+ * keyed by (ts / BUCKET, serial, ts) (keys.ts) is read by one seek per bucket of the span the
+ * table holds; a table keyed by (serial, ts) by one range.
+ */
+class DeviceRows {
+  private readonly bucket?: number;
+  private readonly span?: Statement;
+  // [bucket seeks, scan], or [(serial, ts) range] for an unbucketed table
+  private readonly range: Statement[];
+  private readonly bounds: Statement[];
+  private readonly ids: Statement[];
+
+  constructor(db: DB, table: string) {
+    this.bucket = BUCKET_MS[table];
+    const froms = this.bucket
+      ? [
+          `${table} INDEXED BY ${table}_bucket
+             WHERE ts / ${this.bucket} IN (SELECT value FROM json_each(@buckets)) AND serial = @serial`,
+          `${table} NOT INDEXED WHERE serial = @serial`,
+        ]
+      : [`${table} WHERE serial = @serial`];
+    // Both ends of the table from its (ts) index: one seek each.
+    if (this.bucket) this.span = db.prepare(`SELECT (SELECT min(ts) FROM ${table}) AS lo, (SELECT max(ts) FROM ${table}) AS hi`);
+    this.range = froms.map((f) => db.prepare(`SELECT * FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`));
+    // min, max and count come from the index alone (covering)
+    this.bounds = froms.map((f) => db.prepare(`SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${f}`));
+    this.ids = froms.map((f) => db.prepare(`SELECT id FROM ${f}`).pluck());
+  }
+
+  /** The statement variant and its parameters for [lo, hi]; undefined when nothing can match. */
+  private plan(serial: string, lo: number, hi: number): { v: number; p: Record<string, unknown> } | undefined {
+    if (!this.bucket) return { v: 0, p: { serial, lo, hi } };
+    const span = this.span!.get() as { lo: number | null; hi: number | null };
+    if (span.lo === null || span.hi === null) return undefined;
+    const from = Math.floor(Math.max(lo, span.lo) / this.bucket);
+    const to = Math.floor(Math.min(hi, span.hi) / this.bucket);
+    if (from > to) return undefined;
+    if (to - from >= MAX_BUCKET_SEEKS) return { v: 1, p: { serial, lo, hi } };
+    const buckets = JSON.stringify(Array.from({ length: to - from + 1 }, (_, i) => from + i));
+    return { v: 0, p: { serial, lo, hi, buckets } };
+  }
+
+  rows(serial: string, lo: number, hi: number): Row[] {
+    const q = this.plan(serial, lo, hi);
+    return q ? (this.range[q.v].all(q.p) as Row[]) : [];
+  }
+
+  extent(serial: string): { lo: number | null; hi: number | null; n: number } | undefined {
+    const q = this.plan(serial, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    return q ? (this.bounds[q.v].get(q.p) as { lo: number | null; hi: number | null; n: number }) : undefined;
+  }
+
+  idsOf(serial: string): number[] {
+    const q = this.plan(serial, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+    return q ? (this.ids[q.v].all(q.p) as number[]) : [];
+  }
+}
+
 export class MetricsStore {
   private readonly insertRawStmt;
   private readonly noteLatestStmt;
   private readonly latestStmt;
-  private readonly rawSpanStmt;
-  private readonly rangeStmts: Record<AggTier, Statement>;
-  private readonly rawRangeStmts: [Statement, Statement];
-  private readonly boundsStmt;
-  private readonly rawBoundsStmts: [Statement, Statement];
+  private readonly deviceRows: Record<Tier, DeviceRows>;
   private readonly insertAggStmts: Record<AggTier, Statement>;
 
   constructor(private readonly db: DB) {
@@ -94,20 +137,7 @@ export class MetricsStore {
        ON CONFLICT (serial) DO UPDATE SET ts = excluded.ts, raw_id = excluded.raw_id WHERE excluded.ts >= device_latest.ts`,
     );
     this.latestStmt = db.prepare('SELECT r.* FROM device_latest l JOIN metrics_raw r ON r.id = l.raw_id WHERE l.serial = ?');
-    // Both ends come from the (ts) index: one seek each.
-    this.rawSpanStmt = db.prepare('SELECT (SELECT min(ts) FROM metrics_raw) AS lo, (SELECT max(ts) FROM metrics_raw) AS hi');
-    this.rangeStmts = Object.fromEntries(
-      AGG_TIERS.map((t) => [t, db.prepare(`SELECT * FROM ${TABLE[t]} WHERE serial = @serial AND ts BETWEEN @lo AND @hi ORDER BY ts, id`)]),
-    ) as Record<AggTier, Statement>;
-    this.rawRangeStmts = [RAW_OF_SERIAL, RAW_OF_SERIAL_SCAN].map((from) =>
-      db.prepare(`SELECT * FROM ${from} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`),
-    ) as [Statement, Statement];
-    // One indexed range per aggregated tier: min, max and count come from the (serial, ts) index alone.
-    const boundsOf = (from: string) => `SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${from}`;
-    this.boundsStmt = db.prepare(
-      AGG_TIERS.map((t) => boundsOf(`${TABLE[t]} WHERE serial = @serial`)).join(' UNION ALL '),
-    );
-    this.rawBoundsStmts = [RAW_OF_SERIAL, RAW_OF_SERIAL_SCAN].map((from) => db.prepare(boundsOf(from))) as [Statement, Statement];
+    this.deviceRows = Object.fromEntries(TIERS.map((t) => [t, new DeviceRows(db, TABLE[t])])) as Record<Tier, DeviceRows>;
     const aggCols = [
       'serial', 'ts', 'sample_count',
       ...METRICS_COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
@@ -118,7 +148,7 @@ export class MetricsStore {
         t,
         db.prepare(
           `INSERT INTO ${TABLE[t]} (${aggCols.join(', ')}) VALUES (${aggCols.map((c) => '@' + c).join(', ')})
-           ON CONFLICT (serial, ts) DO UPDATE SET ${aggCols.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+           ON CONFLICT (${keyColumns(TABLE[t])}) DO UPDATE SET ${aggCols.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`,
         ),
       ]),
     ) as Record<AggTier, Statement>;
@@ -149,14 +179,11 @@ export class MetricsStore {
 
   /** Deletes every metrics row of a device, in all tiers (call inside the caller's transaction). */
   deleteDevice(serial: string): void {
-    const q = this.rawQuery(serial, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
-    if (q) {
-      const from = q.variant === 0 ? RAW_OF_SERIAL : RAW_OF_SERIAL_SCAN;
-      this.db.prepare(`DELETE FROM metrics_raw WHERE id IN (SELECT id FROM ${from})`).run({ serial, hours: q.params.hours });
+    for (const t of TIERS) {
+      const del = this.db.prepare(`DELETE FROM ${TABLE[t]} WHERE id = ?`);
+      for (const id of this.deviceRows[t].idsOf(serial)) del.run(id);
     }
-    for (const t of ['metrics_hourly', 'metrics_daily', 'metrics_monthly', 'device_latest']) {
-      this.db.prepare(`DELETE FROM ${t} WHERE serial = ?`).run(serial);
-    }
+    this.db.prepare('DELETE FROM device_latest WHERE serial = ?').run(serial);
   }
 
   upsertAggregate(tier: AggTier, a: AggregateRow): void {
@@ -170,22 +197,6 @@ export class MetricsStore {
     row.toner_last = a.toner_last && Object.keys(a.toner_last).length ? JSON.stringify(a.toner_last) : null;
     row.toner_avg = a.toner_avg && Object.keys(a.toner_avg).length ? JSON.stringify(a.toner_avg) : null;
     this.insertAggStmts[tier].run(row);
-  }
-
-  /**
-   * Which raw rows of one device to read: the statement variant and its parameters. Hours are
-   * clipped to the span the raw table holds, so a long request costs no empty seeks.
-   */
-  private rawQuery(serial: string, lo: number, hi: number): { variant: 0 | 1; params: Record<string, unknown> } | undefined {
-    const span = this.rawSpanStmt.get() as { lo: number | null; hi: number | null };
-    if (span.lo === null || span.hi === null) return undefined;
-    const from = Math.floor(Math.max(lo, span.lo) / HOUR);
-    const to = Math.floor(Math.min(hi, span.hi) / HOUR);
-    if (from > to) return undefined;
-    const params = { serial, lo, hi, hours: '' };
-    if (to - from >= MAX_HOUR_SEEKS) return { variant: 1, params };
-    params.hours = JSON.stringify(Array.from({ length: to - from + 1 }, (_, i) => from + i));
-    return { variant: 0, params };
   }
 
   /** The newest raw snapshot, or undefined. Aggregated tiers are never consulted. */
@@ -205,12 +216,7 @@ export class MetricsStore {
       const lo = Math.max(since, windows[tier][0]);
       const hi = Math.min(until, windows[tier][1]);
       if (lo > hi) continue;
-      let rows: Row[];
-      if (tier === 'raw') {
-        const q = this.rawQuery(serial, lo, hi);
-        rows = q ? (this.rawRangeStmts[q.variant].all(q.params) as Row[]) : [];
-      } else rows = this.rangeStmts[tier].all({ serial, lo, hi }) as Row[];
-      for (const row of rows) {
+      for (const row of this.deviceRows[tier].rows(serial, lo, hi)) {
         const s = tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
         s.tier = tier;
         out.push(s);
@@ -224,11 +230,9 @@ export class MetricsStore {
     let min = Infinity;
     let max = -Infinity;
     let points = 0;
-    const q = this.rawQuery(serial, Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
-    const tiers = this.boundsStmt.all({ serial }) as { lo: number | null; hi: number | null; n: number }[];
-    if (q) tiers.push(this.rawBoundsStmts[q.variant].get(q.params) as (typeof tiers)[0]);
-    for (const r of tiers) {
-      if (r.n === 0 || r.lo === null || r.hi === null) continue;
+    for (const tier of TIERS) {
+      const r = this.deviceRows[tier].extent(serial);
+      if (!r || r.n === 0 || r.lo === null || r.hi === null) continue;
       min = Math.min(min, r.lo);
       max = Math.max(max, r.hi);
       points += r.n;

@@ -12,7 +12,9 @@ export interface Migration {
 
 // Columns of an aggregated tier (hourly, daily, monthly). Counters keep min/max/avg; the served
 // value is max (counters are cumulative). Toner keeps the last reading and the average per key.
-const aggregateTable = (name: string) => `
+// Migration 1 made the per-device key a table constraint, UNIQUE (serial, ts); migration 3 rebuilds
+// hourly and daily without it (unique: false) and keys them by index instead (keys.ts).
+const aggregateTable = (name: string, unique = true) => `
   CREATE TABLE ${name} (
     id INTEGER PRIMARY KEY,
     serial TEXT NOT NULL,
@@ -23,8 +25,8 @@ const aggregateTable = (name: string) => `
     mono_pages_min INTEGER, mono_pages_max INTEGER, mono_pages_avg REAL,
     scan_count_min INTEGER, scan_count_max INTEGER, scan_count_avg REAL,
     toner_last TEXT,                  -- JSON object, last reading in the bucket
-    toner_avg TEXT,                   -- JSON object, average per key
-    UNIQUE (serial, ts)
+    toner_avg TEXT                    -- JSON object, average per key
+    ${unique ? ', UNIQUE (serial, ts)' : ''}
   );`;
 
 export const migrations: Migration[] = [
@@ -96,12 +98,14 @@ export const migrations: Migration[] = [
   },
   {
     version: 3,
-    description: 'flash wear: device_latest (newest reading per device); raw indexed by (hour, serial, ts)',
+    description: 'flash wear: device_latest; raw, hourly, daily keyed by (ts / bucket, serial, ts)',
     up(db) {
       // Why: with (serial, ts), every polling round inserted one entry at the end of each device's
-      // range, i.e. dirtied one index page per device per round (96 x 4 KiB a day per device).
-      // With (hour, serial, ts), one hour of all devices is a contiguous run of ~20 pages that every
-      // round of that hour shares. A device's raw history is then one index seek per hour.
+      // range, i.e. dirtied one index page per device per round (96 x 4 KiB a day per device), and
+      // each daily roll-up and retention did the same in hourly and daily. Keyed by
+      // (ts / bucket, serial, ts), one bucket of all devices is a contiguous run of pages that all
+      // of its writes share; a device's rows are one index seek per bucket (src/store/keys.ts,
+      // whose BUCKET_MS must match the literals here).
       // device_latest replaces what the per-device order gave for free: the newest snapshot (for
       // /devices/discovered) and the time a device last answered (last_seen) without rewriting its
       // whole record every poll. Small: ~40 bytes a device, a handful of pages per round.
@@ -114,8 +118,19 @@ export const migrations: Migration[] = [
         INSERT INTO device_latest (serial, ts, raw_id)
           SELECT serial, max(ts), id FROM metrics_raw GROUP BY serial;
         DROP INDEX metrics_raw_serial_ts;
-        CREATE INDEX metrics_raw_hour ON metrics_raw (ts / 3600000, serial, ts);
+        CREATE INDEX metrics_raw_bucket ON metrics_raw (ts / 3600000, serial, ts);
       `);
+      // Every row is copied forward; only the key changes (a table constraint cannot be dropped).
+      for (const [table, bucketMs] of [['metrics_hourly', 86_400_000], ['metrics_daily', 30 * 86_400_000]] as const) {
+        db.exec(`
+          ${aggregateTable(`${table}_v3`, false)}
+          INSERT INTO ${table}_v3 SELECT * FROM ${table};
+          DROP TABLE ${table};
+          ALTER TABLE ${table}_v3 RENAME TO ${table};
+          CREATE UNIQUE INDEX ${table}_bucket ON ${table} (ts / ${bucketMs}, serial, ts);
+          CREATE INDEX ${table}_ts ON ${table} (ts);
+        `);
+      }
     },
   },
 ];

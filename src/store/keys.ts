@@ -1,0 +1,45 @@
+// How each metrics table is keyed, for flash wear (docs/performance.md, "Flash writes").
+//
+// An index ordered by (serial, ts) puts every device's newest row at the end of that device's own
+// key range, so a write of all devices dirties one index page per device. The tiers written for
+// all devices together (raw every round, hourly and daily once a day) are instead keyed by
+// (ts / BUCKET, serial, ts): all devices' rows of one bucket are one contiguous run of pages, and
+// one device's rows are reached by one index seek per bucket. Monthly rows are written once a
+// month and keep (serial, ts).
+import type { Tier } from '../model/device.js';
+
+const HOUR = 3_600_000;
+const DAY = 86_400_000;
+
+export const TABLE: Record<Tier, string> = {
+  raw: 'metrics_raw',
+  hourly: 'metrics_hourly',
+  daily: 'metrics_daily',
+  monthly: 'metrics_monthly',
+};
+
+/**
+ * Bucket length of a table's (ts / BUCKET, serial, ts) index, in ms. The bucket is the tier's
+ * read grain: a week of raw is 169 seeks, 23 days of hourly 24 seeks, a year of daily 13 seeks.
+ */
+export const BUCKET_MS: Partial<Record<string, number>> = {
+  metrics_raw: HOUR,
+  metrics_hourly: DAY,
+  metrics_daily: 30 * DAY,
+};
+
+/** The key columns of a table's per-device index, as its CREATE INDEX and ON CONFLICT spell them. */
+export function keyColumns(table: string): string {
+  const b = BUCKET_MS[table];
+  return b ? `ts / ${b}, serial, ts` : 'serial, ts';
+}
+
+/**
+ * SQL matching one row by serial and ts through the table's key (alias.col names; `ts` and
+ * `serial` are SQL expressions): the bucket term lets the planner seek the bucketed index.
+ */
+export function keyMatch(alias: string, table: string, serial: string, ts: string): string {
+  const b = BUCKET_MS[table];
+  const exact = `${alias}.serial = ${serial} AND ${alias}.ts = ${ts}`;
+  return b ? `${alias}.ts / ${b} = ${ts} / ${b} AND ${exact}` : exact;
+}
