@@ -322,6 +322,9 @@ async function measureLatency(meta: Meta): Promise<void> {
   }
   await report('bounds', (s) => (store.bounds(s)?.points ?? 0), (s) => `/api/devices/metrics/bounds?serial=${s}`);
   if (AGENT) await report('devices/discovered (API only)', undefined, () => `/devices/discovered?include_known=true`);
+  // The fixed cost of one request (HTTPS on a keep-alive connection, routing, a tiny JSON body):
+  // the floor under every API figure above.
+  if (AGENT) await report('api/version: the per-request floor (API only)', undefined, () => `/api/version`);
   const pages = db.pragma('page_count', { simple: true }) as number;
   const psize = db.pragma('page_size', { simple: true }) as number;
   const free = db.pragma('freelist_count', { simple: true }) as number;

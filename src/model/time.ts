@@ -2,8 +2,13 @@
 
 /** RFC 3339 in UTC with `Z`; fractional seconds only when non-zero, trailing zeros trimmed. */
 export function formatTime(ms: number): string {
-  const iso = new Date(ms).toISOString(); // 2026-03-01T10:00:00.500Z
-  return iso.replace(/\.(\d*?)0*Z$/, (_m, frac: string) => (frac ? `.${frac}Z` : 'Z'));
+  const iso = new Date(ms).toISOString(); // 2026-03-01T10:00:00.500Z (years beyond 9999: +012026-...)
+  // Slicing, not a regex: history answers format hundreds of timestamps per request.
+  const dot = iso.length - 5;
+  if (iso.endsWith('000Z')) return iso.slice(0, dot) + 'Z';
+  if (iso.endsWith('00Z')) return iso.slice(0, dot + 2) + 'Z';
+  if (iso.endsWith('0Z')) return iso.slice(0, dot + 3) + 'Z';
+  return iso;
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;

@@ -7,6 +7,8 @@ test('formatTime trims fractional zeros and omits a zero fraction', () => {
   assert.equal(formatTime(Date.UTC(2026, 2, 1, 10, 0, 0, 500)), '2026-03-01T10:00:00.5Z');
   assert.equal(formatTime(Date.UTC(2026, 2, 1, 10, 0, 0, 120)), '2026-03-01T10:00:00.12Z');
   assert.equal(formatTime(Date.UTC(2026, 2, 1, 10, 0, 0, 7)), '2026-03-01T10:00:00.007Z');
+  assert.equal(formatTime(Date.UTC(2026, 2, 1, 10, 0, 0, 10)), '2026-03-01T10:00:00.01Z');
+  assert.equal(formatTime(Date.UTC(2026, 2, 1, 10, 0, 0, 100)), '2026-03-01T10:00:00.1Z');
 });
 
 test('parseTime accepts RFC 3339 with Z, offsets and fractions', () => {
