@@ -14,7 +14,7 @@
 // Source rows are insert-only, so a recomputation with more samples means late arrivals (refresh);
 // one with fewer means the source was already thinned by retention, and must not shrink the bucket.
 import type { Database, Statement } from 'better-sqlite3';
-import { keyColumns, keyMatch } from '../store/keys.js';
+import { BUCKET_MS, keyColumns, keyMatch } from '../store/keys.js';
 
 export type AggTier = 'hourly' | 'daily' | 'monthly';
 export const COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;
@@ -97,6 +97,9 @@ function stmts(db: Database, def: TierDef): Stmts {
   const src = def.source;
   const range = 'ts >= @start AND ts < @end';
   const fromRaw = src === 'metrics_raw';
+  const b = BUCKET_MS.metrics_raw;
+  const rawKeyRange = `metrics_raw INDEXED BY metrics_raw_bucket
+    WHERE ts / ${b} BETWEEN CAST(@start AS INTEGER) / ${b} AND CAST(@end - 1 AS INTEGER) / ${b} AND ${range}`;
   const counterCols = COUNTERS.map((c) => {
     if (fromRaw) {
       const v = numeric(c);
@@ -134,10 +137,11 @@ function stmts(db: Database, def: TierDef): Stmts {
        WHERE excluded.sample_count > ${def.table}.sample_count`,
     ),
     nextTs: db.prepare(`SELECT ts FROM ${src} WHERE ts >= ? ORDER BY ts LIMIT 1`).pluck(),
-    // Serials whose source rows in [start, end) are not all counted by the stored bucket.
+    // Serials whose source rows in [start, end) are not all counted by the stored bucket. From raw,
+    // counting needs only serial and ts: the bucketed key index covers both (no table rows read).
     uncovered: db.prepare(
       `SELECT count(*) FROM (SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS n
-         FROM ${src} INDEXED BY ${src}_ts WHERE ${range} GROUP BY serial) s
+         FROM ${fromRaw ? rawKeyRange : `${src} INDEXED BY ${src}_ts WHERE ${range}`} GROUP BY serial) s
        LEFT JOIN ${def.table} b ON ${keyMatch('b', def.table, 's.serial', '@start')}
        WHERE b.sample_count IS NULL OR b.sample_count < s.n`,
     ).pluck(),
@@ -173,8 +177,12 @@ export function rollBucket(db: Database, def: TierDef, start: number): number {
  * account for every source row, and recomputes only if not. Used before deleting source rows.
  */
 export function ensureBucket(db: Database, def: TierDef, start: number): number {
-  const n = stmts(db, def).uncovered.get({ start, end: def.next(start) }) as number;
-  return n > 0 ? rollBucket(db, def, start) : 0;
+  return uncoveredSerials(db, def, start) > 0 ? rollBucket(db, def, start) : 0;
+}
+
+/** How many serials have source rows in the bucket that its stored row does not count. */
+export function uncoveredSerials(db: Database, def: TierDef, start: number): number {
+  return stmts(db, def).uncovered.get({ start, end: def.next(start) }) as number;
 }
 
 /** The first source timestamp at or after `ts`, or undefined. */

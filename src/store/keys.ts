@@ -41,5 +41,6 @@ export function keyColumns(table: string): string {
 export function keyMatch(alias: string, table: string, serial: string, ts: string): string {
   const b = BUCKET_MS[table];
   const exact = `${alias}.serial = ${serial} AND ${alias}.ts = ${ts}`;
-  return b ? `${alias}.ts / ${b} = ${ts} / ${b} AND ${exact}` : exact;
+  // CAST: better-sqlite3 binds every JS number as REAL, and REAL / b is not integer division.
+  return b ? `${alias}.ts / ${b} = CAST(${ts} AS INTEGER) / ${b} AND ${exact}` : exact;
 }

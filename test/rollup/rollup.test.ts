@@ -183,3 +183,28 @@ test('the file stops growing at steady state (60 days of polls, roll-up and rete
   // day) are still added, which is a small fraction of what the first weeks grew.
   assert.ok(growthLate * 10 < growthEarly, `pages ${pages.join(',')}`);
 });
+
+// Retention first checks that each parent bucket already counts every source row, and recomputes
+// it only if not. The check must find rolled buckets through the bucketed keys (store/keys.ts),
+// whatever the bucket's alignment: a day is rarely a multiple of the daily table's 30-day bucket.
+test('the coverage check finds rolled buckets, aligned to the key bucket or not', async () => {
+  const { db } = openTemp();
+  const { ensureBucket, uncoveredSerials, TIER_DEFS, dayStart } = await import('../../src/rollup/rollup.js');
+  const day0 = Date.UTC(2026, 9, 7); // not a multiple of 30 days since the epoch
+  assert.notEqual(day0 % (30 * DAY), 0);
+  const rows = [];
+  for (let t = day0; t < day0 + 2 * DAY; t += 15 * MIN) rows.push({ serial: 'C', ts: t, page_count: t / MIN });
+  inserter(db)(rows);
+  await rollupOnce(db, new Date(day0 + 3 * DAY));
+  assert.ok(getWatermark(db, 'daily')! >= dayStart(day0 + 2 * DAY));
+  // Nothing is uncovered, so retention recomputes nothing.
+  for (let h = day0; h < day0 + 2 * DAY; h += HOUR) assert.equal(uncoveredSerials(db, TIER_DEFS.hourly, h), 0, `hour ${h}`);
+  assert.equal(uncoveredSerials(db, TIER_DEFS.daily, day0), 0);
+  assert.equal(uncoveredSerials(db, TIER_DEFS.daily, day0 + DAY), 0);
+  // A late raw row is uncovered until its hour is recomputed.
+  inserter(db)([{ serial: 'C', ts: day0 + 90 * MIN, page_count: 1 }]);
+  assert.equal(uncoveredSerials(db, TIER_DEFS.hourly, day0 + HOUR), 1);
+  assert.equal(db.transaction(() => ensureBucket(db, TIER_DEFS.hourly, day0 + HOUR))(), 1);
+  assert.equal(uncoveredSerials(db, TIER_DEFS.hourly, day0 + HOUR), 0);
+  db.close();
+});
