@@ -96,6 +96,18 @@ mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   "deb $MIRROR $SUITE-updates $COMPONENTS" \
   "deb $SECURITY_MIRROR $SUITE-security $COMPONENTS" 2>&1 | grep -v '^I: ' || { echo "mmdebstrap failed" >&2; exit 1; }
 [ -x "$rootfs/opt/printbox/node/bin/node" ] || { echo "root filesystem incomplete" >&2; exit 1; }
+# Every module the layer lists is in the initramfs (or built into the kernel): a hook that failed
+# leaves a card that cannot find its root, and update-initramfs does not say so.
+if [ -n "$INITRAMFS_MODULES" ]; then
+  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
+  in_initrd=$(chroot "$rootfs" lsinitramfs "/boot/initrd.img-$kver" | sed -n 's|.*/\([^/]*\)\.ko.*|\1|p' | tr - _)
+  for m in $INITRAMFS_MODULES; do
+    grep -qx "$m" <<<"$in_initrd" && continue
+    grep -q "/${m//_/[-_]}\.ko\$" "$rootfs/lib/modules/$kver/modules.builtin" && continue
+    echo "initramfs lacks module $m" >&2; exit 1
+  done
+  echo "initramfs: $(wc -w <<<"$INITRAMFS_MODULES") listed modules present"
+fi
 "$repo/scripts/image/finalize.sh" "$rootfs"
 stage_end "root filesystem (mmdebstrap $SUITE $DEB_ARCH)"
 

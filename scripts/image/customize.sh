@@ -41,7 +41,10 @@ inroot systemctl set-default multi-user.target >/dev/null
 inroot systemctl disable systemd-networkd-wait-online.service >/dev/null 2>&1 || true
 
 if [ "$PRINTBOX_TARGET" = arm64 ] && [ -x "$root/etc/kernel/postinst.d/z50-raspi-firmware" ]; then
-  # raspi-firmware writes config.txt and cmdline.txt from /etc/default/raspi-* (overlay): again.
+  # raspi-firmware writes config.txt and cmdline.txt from /etc/default/raspi-* (overlay): again,
+  # now that the overlay is in. The hook does nothing unless dpkg's parameters say "configure".
   kver=$(ls "$root/lib/modules" | sort -V | tail -n1)
-  inroot /etc/kernel/postinst.d/z50-raspi-firmware "$kver"
+  inroot env DEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/z50-raspi-firmware "$kver"
+  grep -q 'root=LABEL=printbox-root ' "$root/boot/firmware/cmdline.txt" \
+    || { echo "cmdline.txt does not name the root by label: $(cat "$root/boot/firmware/cmdline.txt")" >&2; exit 1; }
 fi

@@ -3,12 +3,15 @@
 # before the kernel and initramfs-tools install, so the initramfs is generated once, right.
 set -euo pipefail
 root=$1
+# One line: the list may span lines in the layer file, and it becomes a shell word list below.
+# shellcheck disable=SC2086
+PRINTBOX_INITRAMFS_MODULES=$(echo ${PRINTBOX_INITRAMFS_MODULES:-})
 mkdir -p "$root/etc/initramfs-tools/conf.d" "$root/etc/initramfs-tools/hooks"
 {
   echo "# PrintBox: zstd-compressed initramfs (fast to unpack)"
   echo "COMPRESS=zstd"
   if [ -n "${PRINTBOX_INITRAMFS_MODULES:-}" ]; then
-    echo "# VM target: only the modules its virtio hardware needs"
+    echo "# only the modules the target boots from (image/layers/<target>.conf)"
     echo "MODULES=list"
   fi
 } > "$root/etc/initramfs-tools/conf.d/printbox"
