@@ -4,7 +4,6 @@ import type { Statement } from 'better-sqlite3';
 import type { DB } from './db.js';
 import { TIERS, type Snapshot, type Tier } from '../model/device.js';
 import { METRICS_COUNTERS } from '../model/serialize.js';
-
 import { BUCKET_MS, TABLE, keyColumns } from './keys.js';
 
 const DAY = 86_400_000;
