@@ -23,6 +23,7 @@ import { MetricsStore } from '../../src/store/metrics.js';
 import { DeviceStore, type Reading } from '../../src/store/devices.js';
 import type { Device } from '../../src/model/device.js';
 import { lttb } from '../../src/api/lttb.js';
+import { snapshotJson } from '../../src/api/views.js';
 import { rollupOnce, DAY_MS } from '../../src/rollup/rollup.js';
 import { applyRetention, configureWal, maintainFile } from '../../src/rollup/retention.js';
 import { rollupPass, SCHEDULED_HOURLY_BATCH } from '../../src/rollup/schedule.js';
@@ -281,8 +282,8 @@ async function measureLatency(meta: Meta): Promise<void> {
   const periods: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
   const pick = (i: number) => serial((i * 7919) % DEVICES);
   log(`\n## latency, ${ITER} requests each, random device, now = ${new Date(now).toISOString()}`);
-  log('| query | bare p50 ms | bare p99 ms | rows | API p50 ms | API p99 ms | API/bare p99 |');
-  log('|---|---|---|---|---|---|---|');
+  log('| query | bare p50 ms | bare p99 ms | answer p50 ms | answer p99 ms | rows | API p50 ms | API p99 ms | API/answer p50 / p99 | API/bare p50 / p99 |');
+  log('|---|---|---|---|---|---|---|---|---|---|');
   const timeIt = (fn: (s: string) => number) => {
     const t: number[] = [];
     let rows = 0;
@@ -294,9 +295,14 @@ async function measureLatency(meta: Meta): Promise<void> {
     }
     return { t, rows };
   };
-  const report = async (name: string, bare: ((s: string) => number) | undefined, path?: (s: string) => string) => {
+  // bare: the store query (+ LTTB); answer: the body the handler sends, built in process by the
+  // handler's own code (views + JSON); API: the same over HTTPS. API/answer is what HTTP adds.
+  const report = async (name: string, bare: ((s: string) => number) | undefined, path?: (s: string) => string,
+    answer?: (s: string) => number) => {
     const { t, rows } = bare ? timeIt(bare) : { t: [NaN], rows: 0 };
-    let api = '| | |';
+    const { t: ta } = answer ? timeIt(answer) : { t: [NaN] };
+    const ansCol = answer ? `${ms(pct(ta, 50))} | ${ms(pct(ta, 99))}` : '- | -';
+    let api = '| | | |';
     if (AGENT && path) {
       const u: number[] = [];
       for (let i = 0; i < ITER; i++) {
@@ -305,20 +311,23 @@ async function measureLatency(meta: Meta): Promise<void> {
         await httpsGet(url).catch(() => httpsGet(url)); // a keep-alive socket the server closed: once more
         u.push(performance.now() - a);
       }
-      api = `| ${ms(pct(u, 50))} | ${ms(pct(u, 99))} | ${bare ? (pct(u, 99) / pct(t, 99)).toFixed(2) : '-'} |`;
+      const ratio = (x: number[]) => (x.length > 1 ? `${(pct(u, 50) / pct(x, 50)).toFixed(2)} / ${(pct(u, 99) / pct(x, 99)).toFixed(2)}` : '-');
+      api = `| ${ms(pct(u, 50))} | ${ms(pct(u, 99))} | ${ratio(answer ? ta : [])} | ${ratio(bare ? t : [])} |`;
     }
-    log(`| ${name} | ${bare ? ms(pct(t, 50)) : '-'} | ${bare ? ms(pct(t, 99)) : '-'} | ${bare ? rows : '-'} ${api}`);
+    log(`| ${name} | ${bare ? ms(pct(t, 50)) : '-'} | ${bare ? ms(pct(t, 99)) : '-'} | ${ansCol} | ${bare ? rows : '-'} ${api}`);
   };
   for (const [p, d] of Object.entries(periods)) {
-    const q = (s: string, raw: boolean) => {
+    const q = (s: string, raw: boolean, asAnswer = false) => {
       const n = Date.now();
       const rows = store.history(s, n - d * DAY_MS, n, n);
       const out = raw ? rows : lttb(rows, 200);
-      JSON.stringify(out); // the API serializes too; include the cost of touching every row
+      // bare touches every row once; the answer is what routes/read.ts sends
+      JSON.stringify(asAnswer ? out.map(snapshotJson) : out);
       return out.length;
     };
-    await report(`history ${p}`, (s) => q(s, false), (s) => `/api/devices/metrics/history?serial=${s}&period=${p}`);
-    await report(`history ${p} raw=true`, (s) => q(s, true), (s) => `/api/devices/metrics/history?serial=${s}&period=${p}&raw=true`);
+    await report(`history ${p}`, (s) => q(s, false), (s) => `/api/devices/metrics/history?serial=${s}&period=${p}`, (s) => q(s, false, true));
+    await report(`history ${p} raw=true`, (s) => q(s, true), (s) => `/api/devices/metrics/history?serial=${s}&period=${p}&raw=true`,
+      (s) => q(s, true, true));
   }
   await report('bounds', (s) => (store.bounds(s)?.points ?? 0), (s) => `/api/devices/metrics/bounds?serial=${s}`);
   if (AGENT) await report('devices/discovered (API only)', undefined, () => `/devices/discovered?include_known=true`);
