@@ -239,9 +239,14 @@ export class MetricsStore {
     return points ? { min, max, points } : undefined;
   }
 
-  /** Every row of a tier in (serial, ts) order, for export. Aggregates carry their served values. */
+  /**
+   * Every row of a tier, for export, in the order of an index the table has (time for the bucketed
+   * tiers, (serial, ts) for monthly): rows stream without a sort, which would hold the whole tier
+   * in memory (temp_store = MEMORY). Aggregates carry their served values.
+   */
   *iterateTier(tier: Tier): IterableIterator<Snapshot> {
-    const stmt = this.db.prepare(`SELECT * FROM ${TABLE[tier]} ORDER BY serial, ts, id`);
+    const order = BUCKET_MS[TABLE[tier]] ? 'ts, id' : 'serial, ts, id';
+    const stmt = this.db.prepare(`SELECT * FROM ${TABLE[tier]} ORDER BY ${order}`);
     for (const row of stmt.iterate() as IterableIterator<Row>) yield tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
   }
 }

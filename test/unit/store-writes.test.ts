@@ -136,8 +136,17 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       sql.push(s);
       return prepare(s);
     };
-    new MetricsStore(db);
+    // export: each tier's iterator prepares its statement on first use
+    const store = new MetricsStore(db);
+    for (const t of ['raw', 'hourly', 'daily', 'monthly'] as const) store.iterateTier(t).next();
     (db as unknown as { prepare: unknown }).prepare = prepare;
+    // Export streams every tier through an index: no sort that would hold a tier in memory.
+    const exports = sql.filter((q) => /^SELECT \* FROM metrics_\w+ ORDER BY/.test(q));
+    assert.equal(exports.length, 4, exports.join('\n'));
+    for (const q of exports) {
+      const details = (prepare(`EXPLAIN QUERY PLAN ${q}`).all() as { detail: string }[]).map((p) => p.detail);
+      assert.ok(!details.some((d) => d.includes('TEMP B-TREE')), `${q}\n${details.join('\n')}`);
+    }
     const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial)/.test(s) && !/NOT INDEXED/.test(s));
     // per tier: its rows in a range (history), their bounds, their ids (delete); and the newest snapshot
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
