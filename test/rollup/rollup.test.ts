@@ -208,3 +208,20 @@ test('the coverage check finds rolled buckets, aligned to the key bucket or not'
   assert.equal(uncoveredSerials(db, TIER_DEFS.hourly, day0 + HOUR), 0);
   db.close();
 });
+
+// The scheduled pass writes a day of hourly rows in one transaction, device by device: one
+// device's rows of the day get consecutive ids, so its history reads a page or two, not 24.
+test('a batch of hourly buckets is written device by device', async () => {
+  const { db } = openTemp();
+  const day0 = Date.UTC(2026, 9, 7);
+  const rows = [];
+  for (let t = day0; t < day0 + DAY; t += 15 * MIN) for (const serial of ['A', 'B', 'C']) rows.push({ serial, ts: t, page_count: t / MIN });
+  inserter(db)(rows);
+  await rollupOnce(db, new Date(day0 + DAY + 5 * MIN), { hourlyBatch: 24 });
+  for (const serial of ['A', 'B', 'C']) {
+    const ids = db.prepare('SELECT id FROM metrics_hourly WHERE serial = ? ORDER BY ts').pluck().all(serial) as number[];
+    assert.equal(ids.length, 24);
+    assert.deepEqual(ids, ids.map((_, i) => ids[0] + i), `${serial}: consecutive ids in time order`);
+  }
+  db.close();
+});
