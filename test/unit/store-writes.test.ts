@@ -41,7 +41,7 @@ const storedRecord = (db: DB, serial: string) =>
     last_seen: number; printer_info: string; status_messages: string | null;
   };
 
-test('a poll round stores every snapshot but rewrites a record only when its content changed or it is a day old', () => {
+test('a poll round stores every snapshot but rewrites a record only when its content changed or RECORD_REFRESH_MS passed', () => {
   withDb((db) => {
     const devices = new DeviceStore(db);
     const metrics = new MetricsStore(db);
@@ -63,7 +63,7 @@ test('a poll round stores every snapshot but rewrites a record only when its con
     assert.equal(storedRecord(db, 'S1').last_seen, t2);
     assert.equal(JSON.parse(storedRecord(db, 'S1').printer_info).page_count, 110);
 
-    // Same content a day later: refreshed once, so a stored PrinterInfo is never more than a day old.
+    // Same content RECORD_REFRESH_MS later: refreshed once, so a stored PrinterInfo is never older.
     const changed = { ...d, status_messages: ['toner low'] };
     const t3 = t2 + RECORD_REFRESH_MS - 1;
     devices.recordReadings([reading(changed, t3, 120)]);
