@@ -16,6 +16,7 @@
 // (late arrivals, a clock that jumped back), and a crash leaves either both or neither.
 import type { Database } from 'better-sqlite3';
 import { statSync } from 'node:fs';
+import { keyRange } from '../store/keys.js';
 import { DAY_MS, TIER_DEFS, dayStart, monthStart, withPassCache, ensureBucket, nextSourceTs, type AggTier } from './rollup.js';
 
 export const RETENTION_DAYS = { raw: 7, hourly: 30, daily: 365 } as const;
@@ -52,13 +53,17 @@ export function applyRetention(db: Database, now: Date, opts: RetentionOptions =
 async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<RetentionResult> {
   const yieldFn = opts.yieldFn ?? yieldImmediate;
   const res: RetentionResult = { raw: 0, hourly: 0, daily: 0, batches: 0, vacuumedPages: 0 };
+  const maintain = opts.maintain ?? true;
+  let checkpointed = false;
   for (const { source, parent, grain } of PRUNE) {
     const def = TIER_DEFS[parent];
     // Delete ts < cutoffEnd: the start of the day (month) holding now - N days, so only whole
     // days (months) older than the limit go.
     const cutoffEnd = grain(now.getTime() - RETENTION_DAYS[source] * DAY_MS);
-    const del = db.prepare(`DELETE FROM ${def.source} WHERE ts >= ? AND ts < ?`);
-    const count = db.prepare(`SELECT count(*) FROM ${def.source} WHERE ts >= ? AND ts < ?`).pluck();
+    const range = keyRange(def.source, '@lo', '@hi');
+    const del = db.prepare(`DELETE FROM ${range}`);
+    const countRows = db.prepare(`SELECT count(*) FROM ${range}`).pluck();
+    const count = (lo: number, hi: number) => countRows.get({ lo, hi }) as number;
     for (;;) {
       const first = nextSourceTs(db, def, Number.MIN_SAFE_INTEGER);
       if (first === undefined || first >= cutoffEnd) break;
@@ -66,26 +71,31 @@ async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<R
       // Fewer, larger deletes touch the first index page of each device's range fewer times.
       const buckets = [def.start(first)];
       let end = Math.min(def.next(buckets[0]), cutoffEnd);
-      let rows = count.get(first, end) as number;
+      let rows = count(first, end);
       while (end < cutoffEnd) {
         const nextEnd = Math.min(def.next(end), cutoffEnd);
-        const more = count.get(end, nextEnd) as number;
+        const more = count(end, nextEnd);
         if (rows + more > MAX_ROWS_PER_BATCH) break;
         buckets.push(end);
         rows += more;
         end = nextEnd;
       }
+      // The day's checkpoint comes BEFORE the deletes (see maintainFile).
+      if (maintain && !checkpointed) {
+        db.pragma('wal_checkpoint(PASSIVE)');
+        checkpointed = true;
+      }
       db.transaction(() => {
         for (const b of buckets) ensureBucket(db, def, b);
-        res[source] += del.run(first, end).changes;
+        res[source] += del.run({ lo: first, hi: end }).changes;
       })();
       res.batches++;
       await yieldFn();
     }
   }
-  // Vacuum and checkpoint when retention freed something (once a day) or the WAL ran long;
-  // in between, wal_autocheckpoint bounds the WAL (see configureWal).
-  if ((opts.maintain ?? true) && (res.batches > 0 || walSize(db) > WAL_TRUNCATE_BYTES)) res.vacuumedPages = maintainFile(db);
+  // Vacuum when retention freed something (once a day); give WAL space back if it ran long.
+  // In between, wal_autocheckpoint bounds the WAL (see configureWal).
+  if (maintain && (res.batches > 0 || walSize(db) > WAL_TRUNCATE_BYTES)) res.vacuumedPages = maintainFile(db);
   return res;
 }
 
@@ -98,13 +108,17 @@ async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<R
  * incremental_vacuum runs only when the free list is large (over a quarter of the file and over
  * FREELIST_RESERVE_PAGES * 2: a device deleted, a long outage caught up) and trims it to a tenth.
  *
- * Checkpoints: wal_autocheckpoint is raised (see configureWal) so the WAL holds many polling rounds;
- * a page that several rounds touch (the tail of each device's index range) is then written to the
- * database file once per checkpoint instead of once per round or two (SQLite's default of 1000 pages
- * is about two rounds for 500 devices). After a retention that deleted rows we checkpoint PASSIVE
- * (never waits for readers); if the WAL grew past WAL_TRUNCATE_BYTES (a catch-up after a long
- * outage) a TRUNCATE checkpoint gives the space back. Truncating every time would cost a file size
- * change, i.e. extra file-system metadata writes, each time.
+ * Checkpoints: wal_autocheckpoint is raised (see configureWal) so the WAL holds about a day of
+ * polling rounds; a page that several rounds touch (the tail of a table or index) is then written to
+ * the database file once per checkpoint instead of once per round or two (SQLite's default of 1000
+ * pages is about two rounds for 500 devices). The daily checkpoint (PASSIVE: never waits for
+ * readers) runs just BEFORE retention deletes, not after: in WAL mode every page a delete empties is
+ * still written to the WAL, and the next day's inserts reuse those free pages. Left in the WAL, a
+ * freed page's frame is superseded by its reuse, so the checkpoint writes that page once, with its
+ * new rows, instead of once as garbage and again a day later (about 17 KiB per device per day for
+ * 500 devices, docs/performance.md). If the WAL grew past WAL_TRUNCATE_BYTES (a catch-up after a
+ * long outage) a TRUNCATE checkpoint gives the space back here. Truncating every time would cost a
+ * file size change, i.e. extra file-system metadata writes, each time.
  */
 export const FREELIST_RESERVE_PAGES = 2048;
 export const WAL_TRUNCATE_BYTES = 64 * 1024 * 1024;
@@ -119,7 +133,6 @@ export function maintainFile(db: Database): number {
     db.pragma(`incremental_vacuum(${n})`);
     vacuumed = n;
   }
-  db.pragma('wal_checkpoint(PASSIVE)');
   if (walSize(db) > WAL_TRUNCATE_BYTES) db.pragma('wal_checkpoint(TRUNCATE)');
   return vacuumed;
 }

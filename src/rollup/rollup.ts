@@ -14,7 +14,7 @@
 // Source rows are insert-only, so a recomputation with more samples means late arrivals (refresh);
 // one with fewer means the source was already thinned by retention, and must not shrink the bucket.
 import type { Database, Statement } from 'better-sqlite3';
-import { BUCKET_MS, keyColumns, keyMatch } from '../store/keys.js';
+import { BUCKET_MS, bucketOf, keyColumns, keyMatch, keyRange } from '../store/keys.js';
 
 export type AggTier = 'hourly' | 'daily' | 'monthly';
 export const COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;
@@ -73,7 +73,8 @@ interface Stmts {
   tonerLast: Statement;
   tonerAvg: Statement;
   upsert: Statement;
-  nextTs: Statement;
+  firstBucket: Statement;
+  firstTsInBucket: Statement;
   uncovered: Statement;
 }
 const stmtCache = new WeakMap<Database, Map<AggTier, Stmts>>();
@@ -85,9 +86,9 @@ const numeric = (col: string) => `CASE WHEN typeof(${col}) IN ('integer', 'real'
 const jsonObject = (col: string) =>
   `CASE WHEN json_valid(${col}) THEN CASE WHEN json_type(${col}) = 'object' THEN ${col} END END`;
 
-// Source ranges always go through the (ts) index (migration 2); without INDEXED BY the planner may
-// pick a per-device index (keys.ts) to save a sort and then walk much more of the table.
-// The aggregation runs in SQLite (GROUP BY serial over the ts index range): returning every source
+// Source ranges are read through the source's bucketed key (keys.ts keyRange): a parent bucket is
+// one or two source buckets (an hour of raw, a day of hourly, a month of daily), all devices.
+// The aggregation runs in SQLite (GROUP BY serial over that range): returning every source
 // row to JavaScript costs several microseconds a row, the SQL aggregates far less.
 function stmts(db: Database, def: TierDef): Stmts {
   let m = stmtCache.get(db);
@@ -95,11 +96,9 @@ function stmts(db: Database, def: TierDef): Stmts {
   let s = m.get(def.tier);
   if (s) return s;
   const src = def.source;
-  const range = 'ts >= @start AND ts < @end';
+  const b = BUCKET_MS[src]!;
+  const range = keyRange(src, '@start', '@end');
   const fromRaw = src === 'metrics_raw';
-  const b = BUCKET_MS.metrics_raw;
-  const rawKeyRange = `metrics_raw INDEXED BY metrics_raw_bucket
-    WHERE ts / ${b} BETWEEN CAST(@start AS INTEGER) / ${b} AND CAST(@end - 1 AS INTEGER) / ${b} AND ${range}`;
   const counterCols = COUNTERS.map((c) => {
     if (fromRaw) {
       const v = numeric(c);
@@ -115,19 +114,19 @@ function stmts(db: Database, def: TierDef): Stmts {
   s = {
     counters: db.prepare(
       `SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS sample_count, ${counterCols}
-       FROM ${src} INDEXED BY ${src}_ts WHERE ${range} GROUP BY serial ORDER BY serial`,
+       FROM ${range} GROUP BY serial ORDER BY serial`,
     ),
     // The last non-empty reading of each serial (SQLite takes bare columns from the max(ts) row).
     tonerLast: db.prepare(
-      `SELECT serial, ${tonerCol} AS toner, max(ts * 1) FROM ${src} INDEXED BY ${src}_ts
-       WHERE ${range} AND ${jsonObject(tonerCol)} IS NOT NULL AND ${tonerCol} <> '{}' GROUP BY serial`,
+      `SELECT serial, ${tonerCol} AS toner, max(ts * 1) FROM ${range}
+       AND ${jsonObject(tonerCol)} IS NOT NULL AND ${tonerCol} <> '{}' GROUP BY serial`,
     ),
     // Average per key of the numeric values (toner values are not guaranteed to be numbers).
     tonerAvg: db.prepare(
       `SELECT serial, json_group_object(key, v) AS toner FROM (
          SELECT r.serial AS serial, j.key AS key, sum(j.value * ${weight}) * 1.0 / sum(${weight}) AS v
-         FROM ${src} r INDEXED BY ${src}_ts CROSS JOIN json_each(${jsonObject(`r.${avgCol}`)}) j
-         WHERE r.${range.replace('AND ts', 'AND r.ts')} AND j.type IN ('integer', 'real')
+         FROM ${keyRange(src, '@start', '@end', 'r').replace(' WHERE ', ` CROSS JOIN json_each(${jsonObject(`r.${avgCol}`)}) j WHERE `)}
+           AND j.type IN ('integer', 'real')
          GROUP BY r.serial, j.key ORDER BY r.serial, j.key)
        GROUP BY serial`,
     ),
@@ -136,12 +135,14 @@ function stmts(db: Database, def: TierDef): Stmts {
        ON CONFLICT (${keyColumns(def.table)}) DO UPDATE SET ${AGG_COLS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}
        WHERE excluded.sample_count > ${def.table}.sample_count`,
     ),
-    nextTs: db.prepare(`SELECT ts FROM ${src} WHERE ts >= ? ORDER BY ts LIMIT 1`).pluck(),
+    // nextSourceTs: the first bucket holding rows (one seek), then the earliest row in it.
+    firstBucket: db.prepare(`SELECT ts / ${b} FROM ${src} INDEXED BY ${src}_bucket WHERE ts / ${b} >= ? ORDER BY ts / ${b} LIMIT 1`).pluck(),
+    firstTsInBucket: db.prepare(`SELECT min(ts) FROM ${src} INDEXED BY ${src}_bucket WHERE ts / ${b} = ? AND ts >= ?`).pluck(),
     // Serials whose source rows in [start, end) are not all counted by the stored bucket. From raw,
     // counting needs only serial and ts: the bucketed key index covers both (no table rows read).
     uncovered: db.prepare(
       `SELECT count(*) FROM (SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS n
-         FROM ${fromRaw ? rawKeyRange : `${src} INDEXED BY ${src}_ts WHERE ${range}`} GROUP BY serial) s
+         FROM ${range} GROUP BY serial) s
        LEFT JOIN ${def.table} b ON ${keyMatch('b', def.table, 's.serial', '@start')}
        WHERE b.sample_count IS NULL OR b.sample_count < s.n`,
     ).pluck(),
@@ -204,8 +205,14 @@ export function uncoveredSerials(db: Database, def: TierDef, start: number): num
 
 /** The first source timestamp at or after `ts`, or undefined. */
 export function nextSourceTs(db: Database, def: TierDef, ts: number): number | undefined {
-  const v = stmts(db, def).nextTs.get(ts);
-  return typeof v === 'number' ? v : undefined;
+  const s = stmts(db, def);
+  const b = BUCKET_MS[def.source]!;
+  // The bucket holding ts may hold only earlier rows: then the next bucket with rows has the answer.
+  for (let bucket = s.firstBucket.get(bucketOf(ts, b)); typeof bucket === 'number'; bucket = s.firstBucket.get(bucket + 1)) {
+    const v = s.firstTsInBucket.get(bucket, ts);
+    if (typeof v === 'number') return v;
+  }
+  return undefined;
 }
 
 export function getWatermark(db: Database, tier: AggTier): number | undefined {

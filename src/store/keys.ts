@@ -44,3 +44,21 @@ export function keyMatch(alias: string, table: string, serial: string, ts: strin
   // CAST: better-sqlite3 binds every JS number as REAL, and REAL / b is not integer division.
   return b ? `${alias}.ts / ${b} = CAST(${ts} AS INTEGER) / ${b} AND ${exact}` : exact;
 }
+
+/**
+ * FROM clause for the rows of a bucketed table with lo <= ts < hi (SQL expressions), read through its
+ * (ts / BUCKET, serial, ts) key: the buckets the range covers, then the exact range. The tiers have
+ * no separate (ts) index (migration 4): each one cost a page write per polling round or roll-up for
+ * nothing the key cannot do. `alias` names the table in the rest of the statement.
+ */
+export function keyRange(table: string, lo: string, hi: string, alias = table): string {
+  const b = BUCKET_MS[table];
+  if (!b) throw new Error(`${table} has no bucketed key`);
+  const a = alias === table ? '' : ` ${alias}`;
+  return `${table}${a} INDEXED BY ${table}_bucket
+    WHERE ${alias}.ts / ${b} BETWEEN CAST(${lo} AS INTEGER) / ${b} AND CAST((${hi}) - 1 AS INTEGER) / ${b}
+      AND ${alias}.ts >= ${lo} AND ${alias}.ts < ${hi}`;
+}
+
+/** The bucket number of a timestamp, as SQLite computes `ts / BUCKET` for an integer ts. */
+export const bucketOf = (ts: number, bucketMs: number): number => Math.trunc(ts / bucketMs);

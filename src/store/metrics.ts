@@ -4,7 +4,7 @@ import type { Statement } from 'better-sqlite3';
 import type { DB } from './db.js';
 import { TIERS, type Snapshot, type Tier } from '../model/device.js';
 import { METRICS_COUNTERS } from '../model/serialize.js';
-import { BUCKET_MS, TABLE, keyColumns } from './keys.js';
+import { BUCKET_MS, TABLE, bucketOf, keyColumns } from './keys.js';
 
 const DAY = 86_400_000;
 type AggTier = Exclude<Tier, 'raw'>;
@@ -81,8 +81,13 @@ class DeviceRows {
           `${table} NOT INDEXED WHERE serial = @serial`,
         ]
       : [`${table} WHERE serial = @serial`];
-    // Both ends of the table from its (ts) index: one seek each.
-    if (this.bucket) this.span = db.prepare(`SELECT (SELECT min(ts) FROM ${table}) AS lo, (SELECT max(ts) FROM ${table}) AS hi`);
+    // The first and last bucket the table holds, from its key: one seek each.
+    if (this.bucket) {
+      const key = `ts / ${this.bucket}`;
+      this.span = db.prepare(
+        `SELECT (SELECT min(${key}) FROM ${table} INDEXED BY ${table}_bucket) AS lo, (SELECT max(${key}) FROM ${table} INDEXED BY ${table}_bucket) AS hi`,
+      );
+    }
     this.range = froms.map((f) => db.prepare(`SELECT * FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`));
     // min, max and count come from the index alone (covering)
     this.bounds = froms.map((f) => db.prepare(`SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${f}`));
@@ -94,8 +99,8 @@ class DeviceRows {
     if (!this.bucket) return { v: 0, p: { serial, lo, hi } };
     const span = this.span!.get() as { lo: number | null; hi: number | null };
     if (span.lo === null || span.hi === null) return undefined;
-    const from = Math.floor(Math.max(lo, span.lo) / this.bucket);
-    const to = Math.floor(Math.min(hi, span.hi) / this.bucket);
+    const from = Math.max(bucketOf(lo, this.bucket), span.lo);
+    const to = Math.min(bucketOf(hi, this.bucket), span.hi);
     if (from > to) return undefined;
     if (to - from >= MAX_BUCKET_SEEKS) return { v: 1, p: { serial, lo, hi } };
     const buckets = JSON.stringify(Array.from({ length: to - from + 1 }, (_, i) => from + i));
@@ -240,13 +245,13 @@ export class MetricsStore {
   }
 
   /**
-   * Every row of a tier, for export, in the order of an index the table has (time for the bucketed
-   * tiers, (serial, ts) for monthly): rows stream without a sort, which would hold the whole tier
-   * in memory (temp_store = MEMORY). Aggregates carry their served values.
+   * Every row of a tier, for export, in the order of the table's key (keys.ts: by time bucket, then
+   * serial and time, for the bucketed tiers; serial and time for monthly): rows stream without a
+   * sort, which would hold the whole tier in memory (temp_store = MEMORY). Aggregates carry their
+   * served values.
    */
   *iterateTier(tier: Tier): IterableIterator<Snapshot> {
-    const order = BUCKET_MS[TABLE[tier]] ? 'ts, id' : 'serial, ts, id';
-    const stmt = this.db.prepare(`SELECT * FROM ${TABLE[tier]} ORDER BY ${order}`);
+    const stmt = this.db.prepare(`SELECT * FROM ${TABLE[tier]} ORDER BY ${keyColumns(TABLE[tier])}, id`);
     for (const row of stmt.iterate() as IterableIterator<Row>) yield tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
   }
 }

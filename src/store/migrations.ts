@@ -133,6 +133,20 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    version: 4,
+    description: 'flash wear: drop the (ts) indexes of raw, hourly and daily',
+    up(db) {
+      // Roll-up and retention read a time range through the bucketed key (keys.ts keyRange), whose
+      // leading term is the time bucket. The (ts) indexes only added writes: a page or more per
+      // polling round and per roll-up and retention (docs/performance.md, flash writes).
+      db.exec(`
+        DROP INDEX metrics_raw_ts;
+        DROP INDEX metrics_hourly_ts;
+        DROP INDEX metrics_daily_ts;
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

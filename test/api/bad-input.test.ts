@@ -153,7 +153,8 @@ describe('very long input', () => {
   });
   test('a large body on a GET and on the login endpoint', async () => {
     const big = 'x'.repeat(5 * 1024 * 1024);
-    const r1 = await agent.request('/devices/list', { body: big }).catch((e: Error) => ({ status: -1, body: e.message }) as Res);
+    // A reset connection (status -1) is an acceptable answer too; it carries no headers to show.
+    const r1 = await agent.request('/devices/list', { body: big }).catch((e: Error) => ({ status: -1, body: e.message, headers: {} }) as Res);
     assert.ok(r1.status === -1 || r1.status < 500, show(r1 as Res));
     const r2 = await agent.request('/api/v1/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: big })
       .catch((e: Error) => ({ status: -1, body: e.message, headers: {} }) as Res);

@@ -225,3 +225,37 @@ test('a batch of hourly buckets is written device by device', async () => {
   }
   db.close();
 });
+
+// Roll-up and retention read a time range of all devices through the bucketed key (store/keys.ts):
+// every statement they prepare against a metrics table must SEARCH an index, never SCAN a table,
+// or a pass would read the whole tier (years of rows) to roll or delete one day.
+test('EXPLAIN QUERY PLAN: roll-up and retention statements search an index, never scan a metrics table', async () => {
+  const { db } = openTemp();
+  const sql = new Set<string>();
+  const prepare = db.prepare.bind(db);
+  (db as unknown as { prepare: (s: string) => unknown }).prepare = (s: string) => {
+    sql.add(s);
+    return prepare(s);
+  };
+  const t0 = Date.UTC(2026, 0, 10);
+  const rows = [];
+  for (let ts = t0; ts < t0 + 2 * DAY; ts += 15 * MIN) for (let i = 0; i < 3; i++) rows.push(reading(`S${i}`, i, ts));
+  inserter(db)(rows);
+  await rollupPass(db, new Date(t0 + 400 * DAY)); // rolls every tier, then deletes raw, hourly, daily
+  (db as unknown as { prepare: unknown }).prepare = prepare;
+  const reads = [...sql].filter((s) => /\b(FROM|JOIN) metrics_/.test(s));
+  // per aggregated tier: counters, toner last, toner average, first bucket, first ts, coverage; plus
+  // retention's delete and count of its source
+  assert.ok(reads.length >= 3 * 6 + 3 * 2, reads.join('\n---\n'));
+  for (const s of reads) {
+    // EXPLAIN needs every parameter bound; NULL does not change the plan.
+    const named = Object.fromEntries([...s.matchAll(/@(\w+)/g)].map((m) => [m[1], null]));
+    const positional = (s.match(/\?/g) ?? []).map(() => null);
+    const stmt = prepare(`EXPLAIN QUERY PLAN ${s}`);
+    const args: unknown[] = Object.keys(named).length ? [...positional, named] : positional;
+    const details = (stmt.all(...args) as { detail: string }[]).map((p) => p.detail);
+    assert.deepEqual(details.filter((d) => /^SCAN (metrics_|r\b|b\b)/.test(d)), [], `${s}\n${details.join('\n')}`);
+    assert.ok(details.some((d) => /^SEARCH .*(INDEX|PRIMARY KEY)/.test(d)), `${s}\n${details.join('\n')}`);
+  }
+  db.close();
+});
