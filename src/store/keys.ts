@@ -28,7 +28,10 @@ export const BUCKET_MS: Partial<Record<string, number>> = {
   metrics_daily: 30 * DAY,
 };
 
-/** The key columns of a table's per-device index, as its CREATE INDEX and ON CONFLICT spell them. */
+/**
+ * The key columns of a table's per-device index, as ON CONFLICT and ORDER BY spell them (raw's
+ * index appends `id, page_count` for downsampled history, migration 5).
+ */
 export function keyColumns(table: string): string {
   const b = BUCKET_MS[table];
   return b ? `ts / ${b}, serial, ts` : 'serial, ts';

@@ -30,6 +30,13 @@ export function tierWindows(now: number): Record<Tier, [number, number]> {
 
 type Row = Record<string, unknown>;
 
+/** What downsampling needs of a history row (decisions.md: x = position, y = page_count). */
+export interface HistoryPoint {
+  tier: Tier;
+  id: number;
+  page_count?: number;
+}
+
 function rawFromRow(row: Row): Snapshot {
   const s: Snapshot = { id: row.id as number, serial: row.serial as string, ts: row.ts as number };
   for (const c of METRICS_COUNTERS) if (row[c] !== null) s[c] = row[c] as number;
@@ -47,6 +54,12 @@ function aggregateFromRow(row: Row): Snapshot {
     if (v !== null) s[c] = v as number;
   }
   if (row.toner_last) s.toner_levels = JSON.parse(row.toner_last as string);
+  return s;
+}
+
+function snapshotOf(tier: Tier, row: Row): Snapshot {
+  const s = tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
+  s.tier = tier;
   return s;
 }
 
@@ -69,8 +82,10 @@ class DeviceRows {
   private readonly span?: Statement;
   // [bucket seeks, scan], or [(serial, ts) range] for an unbucketed table
   private readonly range: Statement[];
+  private readonly points: Statement[];
   private readonly bounds: Statement[];
   private readonly ids: Statement[];
+  private readonly byIds: Statement;
 
   constructor(db: DB, table: string) {
     this.bucket = BUCKET_MS[table];
@@ -89,6 +104,12 @@ class DeviceRows {
       );
     }
     this.range = froms.map((f) => db.prepare(`SELECT * FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`));
+    // The served page_count of a row (an aggregate serves its max), in the order of `range`.
+    const pageCount = table === TABLE.raw ? 'page_count' : 'page_count_max';
+    this.points = froms.map((f) =>
+      db.prepare(`SELECT id, ${pageCount} FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`).raw(),
+    );
+    this.byIds = db.prepare(`SELECT * FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
     // min, max and count come from the index alone (covering)
     this.bounds = froms.map((f) => db.prepare(`SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${f}`));
     this.ids = froms.map((f) => db.prepare(`SELECT id FROM ${f}`).pluck());
@@ -110,6 +131,17 @@ class DeviceRows {
   rows(serial: string, lo: number, hi: number): Row[] {
     const q = this.plan(serial, lo, hi);
     return q ? (this.range[q.v].all(q.p) as Row[]) : [];
+  }
+
+  /** [id, page_count] of the rows `rows()` returns, in the same order. */
+  pointsOf(serial: string, lo: number, hi: number): [number, number | null][] {
+    const q = this.plan(serial, lo, hi);
+    return q ? (this.points[q.v].all(q.p) as [number, number | null][]) : [];
+  }
+
+  /** The rows with these ids, in no particular order. */
+  rowsByIds(ids: number[]): Row[] {
+    return this.byIds.all(JSON.stringify(ids)) as Row[];
   }
 
   extent(serial: string): { lo: number | null; hi: number | null; n: number } | undefined {
@@ -214,19 +246,43 @@ export class MetricsStore {
    * restricted to the intersection: raw, hourly, daily, monthly, each ascending by time.
    */
   history(serial: string, since: number, until: number, now: number): Snapshot[] {
-    const windows = tierWindows(now);
-    const out: Snapshot[] = [];
-    for (const tier of TIERS) {
-      const lo = Math.max(since, windows[tier][0]);
-      const hi = Math.min(until, windows[tier][1]);
-      if (lo > hi) continue;
-      for (const row of this.deviceRows[tier].rows(serial, lo, hi)) {
-        const s = tier === 'raw' ? rawFromRow(row) : aggregateFromRow(row);
-        s.tier = tier;
-        out.push(s);
+    return this.tierRanges(since, until, now).flatMap(({ tier, lo, hi }) =>
+      this.deviceRows[tier].rows(serial, lo, hi).map((row) => snapshotOf(tier, row)),
+    );
+  }
+
+  /**
+   * `downsample(points)` of history(): the same rows as downsampling history() itself, read
+   * without reading every row. The downsampling sees each row's tier, id and page_count, read
+   * first (a narrow read); only the rows it keeps are then read whole, by id. A year of one device
+   * is about 1,560 rows of which LTTB keeps 200 (docs/performance.md). One read transaction: no
+   * roll-up or retention commits between the two reads.
+   */
+  historySampled(
+    serial: string, since: number, until: number, now: number,
+    downsample: (points: HistoryPoint[]) => HistoryPoint[],
+  ): Snapshot[] {
+    return this.db.transaction(() => {
+      const ranges = this.tierRanges(since, until, now);
+      const points = ranges.flatMap(({ tier, lo, hi }) =>
+        this.deviceRows[tier].pointsOf(serial, lo, hi).map(([id, pc]): HistoryPoint => ({ tier, id, page_count: pc ?? undefined })),
+      );
+      const kept = downsample(points);
+      const byTier = new Map<Tier, Map<number, Snapshot>>();
+      for (const { tier } of ranges) {
+        const ids = kept.filter((p) => p.tier === tier).map((p) => p.id);
+        const rows = ids.length ? this.deviceRows[tier].rowsByIds(ids) : [];
+        byTier.set(tier, new Map(rows.map((row) => [row.id as number, snapshotOf(tier, row)])));
       }
-    }
-    return out;
+      return kept.map((p) => byTier.get(p.tier)!.get(p.id)!);
+    })();
+  }
+
+  /** Each tier whose window intersects [since, until], with the intersection, in history order. */
+  private tierRanges(since: number, until: number, now: number): { tier: Tier; lo: number; hi: number }[] {
+    const windows = tierWindows(now);
+    return TIERS.map((tier) => ({ tier, lo: Math.max(since, windows[tier][0]), hi: Math.min(until, windows[tier][1]) }))
+      .filter(({ lo, hi }) => lo <= hi);
   }
 
   /** Earliest and latest timestamps and total row count across all tiers, or undefined. */

@@ -147,6 +147,20 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    version: 5,
+    description: 'history: the raw key also carries page_count',
+    up(db) {
+      // Downsampled history reads each row's id and page_count first (MetricsStore.historySampled):
+      // with page_count in the key, the raw part of that read (a week of one device is 672 rows on
+      // as many table pages) comes from the index alone. id precedes it so the key still orders a
+      // device's rows by (ts, id), the order history and export read them in.
+      db.exec(`
+        DROP INDEX metrics_raw_bucket;
+        CREATE INDEX metrics_raw_bucket ON metrics_raw (ts / 3600000, serial, ts, id, page_count);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -226,6 +226,26 @@ test('a batch of hourly buckets is written device by device', async () => {
   db.close();
 });
 
+// The scheduled day batch must not hold the event loop for the whole day's reads: it reads an hour
+// at a time and yields between hours, outside any transaction, then writes the day at once.
+test('a batch of hourly buckets is read an hour at a time, yielding between hours', async () => {
+  const { db } = openTemp();
+  const day0 = Date.UTC(2026, 9, 7);
+  const rows = [];
+  for (let t = day0; t < day0 + DAY; t += 15 * MIN) rows.push({ serial: 'A', ts: t, page_count: t / MIN });
+  inserter(db)(rows);
+  const hourlyRows = db.prepare('SELECT count(*) FROM metrics_hourly').pluck();
+  const seen: number[] = [];
+  const yieldFn = async () => {
+    assert.equal(db.inTransaction, false, 'no yield inside a transaction');
+    seen.push(hourlyRows.get() as number);
+  };
+  await rollupOnce(db, new Date(day0 + DAY + 5 * MIN), { hourlyBatch: 24, yieldFn });
+  assert.equal(seen.filter((n) => n === 0).length, 23, 'a yield between each two of the 24 hours read, before the write');
+  assert.equal(hourlyRows.get(), 24);
+  db.close();
+});
+
 // Roll-up and retention read a time range of all devices through the bucketed key (store/keys.ts):
 // every statement they prepare against a metrics table must SEARCH an index, never SCAN a table,
 // or a pass would read the whole tier (years of rows) to roll or delete one day.

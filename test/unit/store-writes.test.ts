@@ -9,6 +9,7 @@ import { openDatabase, type DB } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
 import { DeviceStore, RECORD_REFRESH_MS, type Reading } from '../../src/store/devices.js';
 import type { Device } from '../../src/model/device.js';
+import { lttb } from '../../src/api/lttb.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -125,6 +126,39 @@ test('raw reads are the same through bucket seeks and through the scan used for 
   });
 });
 
+// historySampled reads page_count first and only the kept rows whole: it must return exactly what
+// downsampling every row returns (decisions.md: rows never reordered or altered), across all tiers,
+// with missing page counts (y = 0), equal timestamps, and another device's rows interleaved.
+test('downsampled history returns the same rows as downsampling the whole history', () => {
+  withDb((db) => {
+    const metrics = new MetricsStore(db);
+    for (let t = NOW - 7 * DAY + 15 * 60_000; t <= NOW; t += 15 * 60_000) {
+      const wobble = Math.round(Math.sin(t / HOUR) * 50);
+      metrics.insertRaw({ serial: 'A', ts: t, ...(t % (5 * HOUR) === 0 ? {} : { page_count: t / 60_000 + wobble }), toner_levels: { black: 50 } });
+      metrics.insertRaw({ serial: 'B', ts: t, page_count: 7 });
+    }
+    metrics.insertRaw({ serial: 'A', ts: NOW - DAY, page_count: 1 }); // same ts as another row of A
+    const agg = (ts: number, max: number | null) => ({
+      serial: 'A', ts, sample_count: 4, counters: max === null ? {} : { page_count: { min: max - (ts % 9973), max, avg: max - 4 } },
+      toner_last: { black: 40 },
+    });
+    for (let t = NOW - 30 * DAY; t <= NOW - 7 * DAY; t += HOUR) metrics.upsertAggregate('hourly', agg(t, t % (7 * HOUR) ? t / 60_000 : null));
+    for (let t = NOW - 365 * DAY; t <= NOW - 30 * DAY; t += DAY) metrics.upsertAggregate('daily', agg(t, (t / 60_000) % 9973));
+    for (let m = 0; m < 30; m++) metrics.upsertAggregate('monthly', agg(Date.UTC(2023, m, 1), m * 1000));
+    const ranges = [
+      [NOW - 400 * DAY, NOW], [NOW - 365 * DAY, NOW], [NOW - 31 * DAY, NOW - 6 * DAY], [NOW - DAY, NOW], [NOW + 1, NOW + DAY],
+    ];
+    for (const [since, until] of ranges) {
+      const all = metrics.history('A', since, until, NOW);
+      for (const k of [2, 3, 10, 200, 5000]) {
+        const sampled = metrics.historySampled('A', since, until, NOW, (points) => lttb(points, k));
+        assert.deepEqual(sampled, lttb(all, k), `[${since}, ${until}] maxPoints ${k}`);
+      }
+    }
+    assert.ok(metrics.history('A', NOW - 400 * DAY, NOW, NOW).length > 1000, 'the long range spans every tier with rows to drop');
+  });
+});
+
 // Every statement the metrics store prepares that reads one device's rows must reach them through
 // an index (SEARCH), never by walking a whole metrics table (SCAN), except the declared fallback for
 // raw spans beyond the seek limit.
@@ -148,9 +182,10 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       assert.ok(!details.some((d) => d.includes('TEMP B-TREE')), `${q}\n${details.join('\n')}`);
     }
     const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial)/.test(s) && !/NOT INDEXED/.test(s));
-    // per tier: its rows in a range (history), their bounds, their ids (delete); and the newest snapshot
+    // per tier: its rows in a range (history), their page counts (downsampling), their bounds,
+    // their ids (delete); and the newest snapshot
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
-      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, 3, `${t}:\n${reads.join('\n---\n')}`);
+      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, 4, `${t}:\n${reads.join('\n---\n')}`);
     }
     assert.equal(reads.filter((q) => q.includes('FROM device_latest')).length, 1);
     for (const s of reads) {
@@ -161,6 +196,18 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       const scans = details.filter((d) => /^SCAN (metrics_|device_latest|r\b|l\b)/.test(d));
       assert.deepEqual(scans, [], `${s}\n${details.join('\n')}`);
       assert.ok(details.some((d) => /^SEARCH .*USING (COVERING )?INDEX|PRIMARY KEY/.test(d)), `${s}\n${details.join('\n')}`);
+    }
+    // downsampling's input from raw (the most rows) comes from the key alone (migration 5)
+    const rawPoints = reads.find((q) => q.startsWith('SELECT id, page_count FROM metrics_raw INDEXED BY'))!;
+    const rawPlan = (prepare(`EXPLAIN QUERY PLAN ${rawPoints}`).all({ serial: 'X', lo: 0, hi: NOW, buckets: '[1]' }) as { detail: string }[]);
+    assert.ok(rawPlan.some((p) => p.detail.startsWith('SEARCH metrics_raw USING COVERING INDEX')), rawPlan.map((p) => p.detail).join('\n'));
+    // the rows downsampling kept, read whole by id: one rowid lookup each
+    const byIds = sql.filter((q) => /WHERE id IN \(SELECT value FROM json_each/.test(q));
+    assert.equal(byIds.length, 4, byIds.join('\n'));
+    for (const s of byIds) {
+      const details = (prepare(`EXPLAIN QUERY PLAN ${s}`).all('[1,2]') as { detail: string }[]).map((p) => p.detail);
+      assert.ok(details.some((d) => /^SEARCH metrics_\w+ USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(d)), `${s}\n${details.join('\n')}`);
+      assert.ok(!details.some((d) => /^SCAN metrics_/.test(d)), `${s}\n${details.join('\n')}`);
     }
   });
 });

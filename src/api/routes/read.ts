@@ -134,12 +134,13 @@ export function register(app: App, ctx: AgentContext): void {
     maxPoints = Math.min(maxPoints, MAX_POINTS_LIMIT);
     let rows;
     try {
-      rows = metrics.history(serial, since, until, now);
+      rows = q.get('raw') === 'true'
+        ? metrics.history(serial, since, until, now)
+        : metrics.historySampled(serial, since, until, now, (points) => lttb(points, maxPoints));
     } catch (err) {
       return sendText(res, 500, `failed to get metrics history: ${errorText(err)}`);
     }
     if (rows.length === 0) return sendJson(res, 200, null);
-    if (q.get('raw') !== 'true') rows = lttb(rows, maxPoints);
     sendJson(res, 200, rows.map(snapshotJson));
   });
 
