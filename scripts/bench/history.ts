@@ -42,6 +42,7 @@ const DEVICES = Number(opt('devices', '500'));
 const DAYS = Number(opt('days', '730'));
 const CACHE = opt('cache', '/var/tmp/printbox-bench');
 const ITER = Number(opt('iterations', '300'));
+const BLOCK = 25; // latency requests per column per turn (measureLatency)
 const AGENT = opt('agent', '');
 // Days simulated for the flash-write measurement (the first one starts from an empty WAL).
 const WRITE_DAYS = Number(opt('write-days', '4'));
@@ -307,9 +308,10 @@ async function measureLatency(meta: Meta): Promise<void> {
   log('|---|---|---|---|---|---|---|---|---|---|');
   // bare: the store query (+ LTTB); answer: the body the handler sends, built in process by the
   // handler's own code (views + JSON); API: the same over HTTPS. API/answer is what HTTP adds.
-  // The three run in turn, so a slow spell of this shared machine hits all three columns alike and
-  // the ratios compare like with like; each on another device, so none reads pages another column
-  // has just brought into SQLite's cache.
+  // The three take turns in blocks of BLOCK requests, so a slow spell of this shared machine hits
+  // all three columns alike, while within a block each runs warm (request by request turns made
+  // the agent, another process, wake cold each time: +1.5 ms a request). Each column asks for
+  // other devices than the others at the same moment, so none reads pages another has just cached.
   const report = async (name: string, bare: ((s: string) => number) | undefined, path?: (s: string) => string,
     answer?: (s: string) => number) => {
     const t: number[] = [];
@@ -322,14 +324,17 @@ async function measureLatency(meta: Meta): Promise<void> {
       into.push(performance.now() - a);
       return r;
     };
-    for (let i = 0; i < ITER; i++) {
-      if (bare) rows = time(t, () => bare(pick(i)));
-      if (answer) time(ta, () => answer(pick(i + 101)));
+    for (let from = 0; from < ITER; from += BLOCK) {
+      const block = Array.from({ length: Math.min(BLOCK, ITER - from) }, (_, k) => from + k);
+      if (bare) for (const i of block) rows = time(t, () => bare(pick(i)));
+      if (answer) for (const i of block) time(ta, () => answer(pick(i + 101)));
       if (AGENT && path) {
-        const url = AGENT + path(pick(i + 202));
-        const a = performance.now();
-        await httpsGet(url).catch(() => httpsGet(url)); // a keep-alive socket the server closed: once more
-        u.push(performance.now() - a);
+        for (const i of block) {
+          const url = AGENT + path(pick(i + 202));
+          const a = performance.now();
+          await httpsGet(url).catch(() => httpsGet(url)); // a keep-alive socket the server closed: once more
+          u.push(performance.now() - a);
+        }
       }
     }
     const ansCol = answer ? `${ms(pct(ta, 50))} | ${ms(pct(ta, 99))}` : '- | -';

@@ -8,11 +8,13 @@ export interface Field {
   name: string;
   kind: FieldKind;
   required?: boolean;
+  /** The value's property when it is not `name` (a snapshot's `ts` is `timestamp` on the wire). */
+  from?: string;
 }
 
 export type Fields = readonly Field[];
 
-const req = (name: string, kind: FieldKind): Field => ({ name, kind, required: true });
+const req = (name: string, kind: FieldKind, from?: string): Field => ({ name, kind, required: true, from });
 const opt = (kind: FieldKind, ...names: string[]): Field[] => names.map((name) => ({ name, kind }));
 
 function isEmpty(kind: FieldKind, v: unknown): boolean {
@@ -36,6 +38,8 @@ function isEmpty(kind: FieldKind, v: unknown): boolean {
 
 function emptyValue(kind: FieldKind): unknown {
   switch (kind) {
+    case 'time':
+      return formatTime(0);
     case 'string':
       return '';
     case 'int':
@@ -51,18 +55,32 @@ function emptyValue(kind: FieldKind): unknown {
   }
 }
 
+type Serializer = (value: Record<string, unknown>) => Record<string, unknown>;
+const compiled = new WeakMap<Fields, Serializer>();
+
 /** Builds the JSON object for `value` following `fields`, in the declared order. */
 export function serialize(fields: Fields, value: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of fields) {
-    const v = value[f.name];
-    if (isEmpty(f.kind, v)) {
-      if (f.required) out[f.name] = f.kind === 'time' ? formatTime(0) : emptyValue(f.kind);
-      continue;
-    }
-    out[f.name] = f.kind === 'time' ? formatTime(v as number) : v;
-  }
-  return out;
+  let fn = compiled.get(fields);
+  if (!fn) compiled.set(fields, (fn = compile(fields)));
+  return fn(value);
+}
+
+/**
+ * One function per field list, with each field's name written out: a property read and write at
+ * a fixed name, which V8 caches, where a loop over the list reads and writes by a computed key,
+ * which it cannot. A history answer of 200 rows took 0.8 ms in the loop and takes 0.1 ms compiled
+ * (docs/performance.md). The names are this module's own constants, quoted by JSON.stringify.
+ */
+function compile(fields: Fields): Serializer {
+  const lines = fields.map((f) => {
+    const [from, name, kind] = [f.from ?? f.name, f.name, f.kind].map((x) => JSON.stringify(x));
+    const value = f.kind === 'time' ? 'formatTime(v)' : 'v';
+    const orEmpty = f.required ? ` else out[${name}] = emptyValue(${kind});` : '';
+    return `v = value[${from}]; if (!isEmpty(${kind}, v)) out[${name}] = ${value};${orEmpty}`;
+  });
+  const make = new Function('isEmpty', 'emptyValue', 'formatTime',
+    `return (value) => {\n const out = {};\n let v;\n ${lines.join('\n ')}\n return out;\n};`);
+  return make(isEmpty, emptyValue, formatTime) as Serializer;
 }
 
 // Contract 2.5
@@ -108,7 +126,7 @@ export const METRICS_EXTRA_COUNTERS = [
 export const METRICS_FIELDS: Fields = [
   req('id', 'int'),
   req('serial', 'string'),
-  req('timestamp', 'time'),
+  req('timestamp', 'time', 'ts'),
   ...opt('int', ...METRICS_COUNTERS),
   ...opt('object', 'toner_levels'),
   ...opt('array', 'paper_trays'),
