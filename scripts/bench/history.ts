@@ -20,7 +20,7 @@
 //    on SQLite (the store's prepared statements + LTTB, no HTTP), and, with --agent, over HTTPS.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'node:https';
+import { Agent, request } from 'node:https';
 import Database from 'better-sqlite3';
 import { openDatabase, type DB } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
@@ -295,8 +295,21 @@ function httpsGet(url: string): Promise<void> {
     req.end();
   });
 }
-import { Agent } from 'node:https';
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+
+// This machine is shared: the p50 and p99 of a fixed CPU loop put each run's latencies in context
+// (on a quiet machine both are the loop's own time).
+function cpuJitter(): string {
+  const t: number[] = [];
+  for (let r = 0; r < 200; r++) {
+    const a = performance.now();
+    let x = 0;
+    for (let i = 0; i < 2e6; i++) x += Math.sqrt(i);
+    if (x < 0) throw new Error('unreachable'); // keeps the loop from being optimised away
+    t.push(performance.now() - a);
+  }
+  return `a fixed CPU loop takes ${ms(pct(t, 50))} ms p50, ${ms(pct(t, 99))} ms p99`;
+}
 
 async function measureLatency(meta: Meta): Promise<void> {
   const db: DB = openDatabase(file, { readonly: true });
@@ -304,6 +317,7 @@ async function measureLatency(meta: Meta): Promise<void> {
   const periods: Record<string, number> = { day: 1, week: 7, month: 30, year: 365 };
   const pick = (i: number) => serial((i * 7919) % DEVICES);
   log(`\n## latency, ${ITER} requests each, random device, now = ${new Date(now).toISOString()}`);
+  log(`machine noise: ${cpuJitter()}`);
   log('| query | bare p50 ms | bare p99 ms | answer p50 ms | answer p99 ms | rows | API p50 ms | API p99 ms | API/answer p50 / p99 | API/bare p50 / p99 |');
   log('|---|---|---|---|---|---|---|---|---|---|');
   // bare: the store query (+ LTTB); answer: the body the handler sends, built in process by the

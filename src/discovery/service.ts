@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Settings } from '../settings/settings.js';
-import type { EventBus } from '../events/bus.js';
+import type { DiscoveryUpdate, EventBus } from '../events/bus.js';
 import type { Device, Snapshot } from '../model/device.js';
 import type { SnmpCredential } from '../snmp/client.js';
 import { scan, readHost, type HostReadResult } from '../snmp/scan.js';
@@ -20,14 +20,8 @@ export interface DiscoveryDeps {
   now(): number;
 }
 
-export interface ScanState {
-  scan_id: number;
-  state: 'running' | 'done' | 'failed';
-  scanned: number;
-  total: number;
-  found: number;
-  error?: string;
-}
+/** A scan's progress: what the status route returns and the events stream sends. */
+export type ScanState = DiscoveryUpdate;
 
 /** SNMP credentials from settings, in the order they are tried. */
 export function credentialsOf(s: Settings): SnmpCredential[] {

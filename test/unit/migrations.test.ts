@@ -8,7 +8,7 @@ import { latestVersion, migrations } from '../../src/store/migrations.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'printbox-mig-'));
 
-test('a new database migrates to the latest version with WAL and FULL sync', () => {
+test('a new database migrates to the latest version with WAL, FULL sync and a 2 MiB page cache', () => {
   const dir = tmp();
   try {
     const db = openDatabase(join(dir, 'a.db'));
@@ -17,6 +17,12 @@ test('a new database migrates to the latest version with WAL and FULL sync', () 
     assert.equal(db.pragma('synchronous', { simple: true }), 2); // FULL
     assert.equal(db.pragma('auto_vacuum', { simple: true }), 2); // INCREMENTAL
     db.close();
+    // Every connection, read-only ones too, caps its page cache at 2 MiB (a Pi's memory).
+    for (const readonly of [false, true]) {
+      const c = openDatabase(join(dir, 'a.db'), { readonly });
+      assert.equal(c.pragma('cache_size', { simple: true }), -2000, `readonly: ${readonly}`);
+      c.close();
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
