@@ -11,9 +11,11 @@ const commands: Record<string, () => Promise<{ run: Command }>> = {
   rollup: () => import('./commands/rollup.js'),
   redirect: () => import('./commands/redirect.js'),
   version: () => import('./commands/version.js'),
+  passwd: () => import('./commands/passwd.js'),
+  provision: () => import('./commands/provision.js'),
 };
 
-const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version]
+const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version | passwd USER | provision]
   --config FILE   TOML configuration (also env PRINTBOX_CONFIG)
 `;
 

@@ -1,10 +1,14 @@
-// Assembles the agent's HTTP application: request log, auth wrapper, then the route modules.
+// The agent's request handler: request log, request-target check, auth gate, then the tinyhttp
+// app with the route modules. The first three run before tinyhttp sees the request, so the path
+// the gate judged is the path the router matches (web/request-target.ts says why).
 import { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from './context.js';
 import { sendText } from './respond.js';
-import { authWrapper } from '../auth/wrapper.js';
-import * as authRoutes from '../auth/routes.js';
+import { admit } from '../auth/gate.js';
+import { checkRequestTarget } from '../web/request-target.js';
+import * as loginRoutes from './routes/login.js';
+import * as accountRoutes from './routes/account.js';
 import * as readRoutes from './routes/read.js';
 import * as deviceRoutes from './routes/devices.js';
 import * as discoveryRoutes from './routes/discovery.js';
@@ -13,9 +17,12 @@ import * as eventRoutes from './routes/events.js';
 import * as logRoutes from './routes/logs.js';
 import * as uiRoutes from './routes/ui.js';
 
+export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+
 /** Route modules: each registers its paths on the app. Later features add theirs here. */
 const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
-  authRoutes,
+  loginRoutes,
+  accountRoutes,
   readRoutes,
   deviceRoutes,
   discoveryRoutes,
@@ -25,27 +32,19 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   uiRoutes,
 ];
 
-function requestLog(ctx: AgentContext) {
-  return (req: IncomingMessage, res: ServerResponse, next: () => void) => {
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      // Path only: query strings can carry tokens (the auth callback); headers carry cookies.
-      ctx.log.debug(
-        {
-          method: req.method,
-          path: (req.url ?? '').split('?')[0].slice(0, 200),
-          status: res.statusCode,
-          ms: Number(process.hrtime.bigint() - start) / 1e6,
-          remote: req.socket.remoteAddress,
-        },
-        'request',
-      );
-    });
-    next();
-  };
+function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {
+  const start = process.hrtime.bigint();
+  const path = (req.url ?? '').split('?')[0].slice(0, 200);
+  res.on('finish', () => {
+    // Path only: query strings can carry tokens (the auth callback); headers carry cookies.
+    ctx.log.debug(
+      { method: req.method, path, status: res.statusCode, ms: Number(process.hrtime.bigint() - start) / 1e6, remote: req.socket.remoteAddress },
+      'request',
+    );
+  });
 }
 
-export function createApp(ctx: AgentContext): App {
+function createRouter(ctx: AgentContext): App {
   const app = new App({
     settings: { xPoweredBy: false },
     noMatchHandler: (_req, res) => sendText(res, 404, 'not found'),
@@ -55,8 +54,24 @@ export function createApp(ctx: AgentContext): App {
       else res.destroy();
     },
   });
-  app.use(requestLog(ctx));
-  app.use(authWrapper(ctx.config, ctx.sessions));
   for (const routes of ROUTES) routes.register(app, ctx);
   return app;
+}
+
+/** Every route the app registers (method undefined = any method): tests walk this to try each way in. */
+export function routeTable(): { method?: string; path: string }[] {
+  // Route modules only keep references to the context at registration; nothing is called on it.
+  return createRouter({} as AgentContext).middleware.map((m) => ({ method: m.method, path: m.path as string }));
+}
+
+export function createHandler(ctx: AgentContext): Handler {
+  const router = createRouter(ctx);
+  return (req, res) => {
+    logRequest(ctx, req, res);
+    const target = checkRequestTarget(req.url);
+    if (!target.ok) return sendText(res, 400, target.message);
+    req.url = target.url;
+    if (!admit(req, res, ctx.config, ctx.sessions, ctx.facts)) return;
+    router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
+  };
 }

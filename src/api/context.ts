@@ -5,6 +5,9 @@ import type { DB } from '../store/db.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
 import type { SessionStore } from '../auth/sessions.js';
+import type { RequestFacts } from '../auth/request-facts.js';
+import type { LoginLimiter } from '../auth/login-limiter.js';
+import type { AccountStore } from '../store/accounts.js';
 import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from '../discovery/service.js';
@@ -17,6 +20,10 @@ export interface AgentContext {
   devices: DeviceStore;
   metrics: MetricsStore;
   sessions: SessionStore;
+  /** Who a request comes from, with forwarding headers counted only from trusted proxies. */
+  facts: RequestFacts;
+  accounts: AccountStore;
+  loginLimiter: LoginLimiter;
   events: EventBus;
   settings: SettingsStore;
   discovery: DiscoveryService;

@@ -1,40 +1,102 @@
-// Facts about a request that authentication decisions use.
+// Facts about a request that authentication decisions use. Forwarding headers (X-Forwarded-For,
+// X-Forwarded-Proto, X-Service-Proxy) count only when the TCP peer is a trusted proxy
+// (web.auth.trusted_proxies, decisions.md Auth): from any other peer they are ignored as if absent.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { isIP } from 'node:net';
+import { compile, parseIPNotation, proxyaddr } from '@tinyhttp/proxy-addr';
+import { parse as parseCookies } from '@tinyhttp/cookie';
+
+const LOOPBACK = compile(['127.0.0.0/8', '::1/128']);
+const FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-service-proxy', 'forwarded', 'x-real-ip'];
 
 export function isLoopback(addr: string | undefined): boolean {
-  if (!addr) return false;
-  const a = addr.trim().replace(/^\[|\]$/g, '');
-  if (a === '::1') return true;
-  const v4 = a.startsWith('::ffff:') ? a.slice(7) : a;
-  return isIP(v4) === 4 && v4.startsWith('127.');
+  return Boolean(addr) && LOOPBACK(addr!.trim().replace(/^\[|\]$/g, ''), 0);
 }
 
-/** Remote address is loopback, or the first X-Forwarded-For value is (contract 5.4). */
-export function fromLoopback(req: IncomingMessage): boolean {
-  if (isLoopback(req.socket.remoteAddress)) return true;
-  const xff = req.headers['x-forwarded-for'];
-  const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0];
-  return isLoopback(first);
+type Trust = (addr: string, i: number) => boolean;
+
+/**
+ * The trust function for a CIDR list. proxy-addr refuses a /0 range, and decisions.md names
+ * `0.0.0.0/0` and `::/0` (trust every peer, the contract's literal behaviour): those two are
+ * matched by address family here, the rest by proxy-addr.
+ */
+export function compileTrust(cidrs: string[]): Trust {
+  const everyV4 = cidrs.includes('0.0.0.0/0');
+  const everyV6 = cidrs.includes('::/0');
+  const rest = compile(cidrs.filter((c) => c !== '0.0.0.0/0' && c !== '::/0'));
+  return (addr, i) => {
+    const family = isIP(addr.startsWith('::ffff:') ? addr.slice(7) : addr);
+    return (family === 4 && everyV4) || (family === 6 && everyV6) || rest(addr, i);
+  };
 }
 
-/** TLS on this connection, or a proxy that says the client used HTTPS. */
-export function isHttps(req: IncomingMessage): boolean {
-  if ((req.socket as TLSSocket).encrypted) return true;
-  const proto = req.headers['x-forwarded-proto'];
-  return (Array.isArray(proto) ? proto[0] : proto)?.split(',')[0].trim().toLowerCase() === 'https';
+/** Why a trusted_proxies entry is not a CIDR range (or a single address), or undefined. */
+export function trustedProxyProblem(entry: string): string | undefined {
+  if (entry === '0.0.0.0/0' || entry === '::/0') return undefined;
+  try {
+    parseIPNotation(entry);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+const firstValue = (h: string | string[] | undefined): string | undefined =>
+  (Array.isArray(h) ? h[0] : h)?.split(',')[0].trim();
+
+export class RequestFacts {
+  private readonly trusted: Trust;
+
+  /** onIgnored hears of forwarding headers from an untrusted peer (a debug line, no more). */
+  constructor(trustedProxies: string[], private readonly onIgnored: (peer: string) => void = () => {}) {
+    this.trusted = compileTrust(trustedProxies);
+  }
+
+  /** The TCP peer is in web.auth.trusted_proxies. */
+  peerTrusted(req: IncomingMessage): boolean {
+    const peer = req.socket.remoteAddress;
+    if (peer && this.trusted(peer, 0)) return true;
+    if (FORWARDING_HEADERS.some((h) => req.headers[h] !== undefined)) this.onIgnored(peer ?? '');
+    return false;
+  }
+
+  /** A header that only a trusted proxy may set; undefined from anyone else. */
+  private proxyHeader(req: IncomingMessage, name: string): string | undefined {
+    if (req.headers[name] === undefined || !this.peerTrusted(req)) return undefined;
+    return firstValue(req.headers[name]);
+  }
+
+  /** Remote address is loopback, or (from a trusted proxy) the first X-Forwarded-For value is (contract 5.4). */
+  fromLoopback(req: IncomingMessage): boolean {
+    return isLoopback(req.socket.remoteAddress) || isLoopback(this.proxyHeader(req, 'x-forwarded-for'));
+  }
+
+  /** X-Service-Proxy: server from a trusted peer (contract 5.5). */
+  fromServiceProxy(req: IncomingMessage): boolean {
+    return this.proxyHeader(req, 'x-service-proxy') === 'server';
+  }
+
+  /** TLS on this connection, or a trusted proxy that says the client used HTTPS. */
+  isHttps(req: IncomingMessage): boolean {
+    if ((req.socket as TLSSocket).encrypted) return true;
+    return this.proxyHeader(req, 'x-forwarded-proto')?.toLowerCase() === 'https';
+  }
+
+  /** The client's address: through trusted proxies' X-Forwarded-For, else the TCP peer. */
+  clientAddress(req: IncomingMessage): string {
+    return proxyaddr(req, this.trusted);
+  }
 }
 
 export function cookieValue(req: IncomingMessage, name: string): string | undefined {
   const header = req.headers.cookie;
   if (!header) return undefined;
-  for (const part of header.split(';')) {
-    const eq = part.indexOf('=');
-    if (eq === -1) continue;
-    if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  try {
+    return parseCookies(header, { decode: (s) => s })[name];
+  } catch {
+    return undefined;
   }
-  return undefined;
 }
 
 export function acceptsHtml(req: IncomingMessage): boolean {

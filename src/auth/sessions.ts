@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 
 export const SESSION_COOKIE = 'pm_agent_session';
 export const SESSION_FALLBACK_MS = 24 * 3600_000;
+// A server's expires_at further ahead than this is taken as this (a session is not for years).
+export const SESSION_MAX_MS = 30 * 24 * 3600_000;
 // Bounds memory if something logs in in a loop; the oldest session goes first.
 const MAX_SESSIONS = 10_000;
 
@@ -18,7 +20,8 @@ export class SessionStore {
 
   create(user: string, expires?: number): { token: string; session: Session } {
     const now = this.now();
-    const session = { user, expires: expires && expires > now ? expires : now + SESSION_FALLBACK_MS };
+    // The login route refuses an expiry already past; here only the cap and the fallback apply.
+    const session = { user, expires: Math.min(expires && expires > now ? expires : now + SESSION_FALLBACK_MS, now + SESSION_MAX_MS) };
     const token = randomBytes(32).toString('base64url');
     if (this.sessions.size >= MAX_SESSIONS) this.sweep();
     if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
@@ -40,6 +43,11 @@ export class SessionStore {
 
   delete(token: string): void {
     this.sessions.delete(token);
+  }
+
+  /** Ends every session of a user but `keep` (after a password change). */
+  deleteUser(user: string, keep?: string): void {
+    for (const [t, s] of this.sessions) if (s.user === user && t !== keep) this.sessions.delete(t);
   }
 
   sweep(): void {

@@ -1,12 +1,15 @@
 // printbox-agent serve: the agent itself.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { databasePath, loadConfig } from '../config/config.js';
 import { createLogger, LogRing } from '../log/logger.js';
 import { openDatabase } from '../store/db.js';
 import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
 import { SessionStore } from '../auth/sessions.js';
-import { createApp } from '../api/app.js';
+import { createHandler } from '../api/app.js';
+import { RequestFacts } from '../auth/request-facts.js';
+import { LoginLimiter } from '../auth/login-limiter.js';
+import { ensureSetupCode, setupCodePath } from '../auth/setup-code.js';
+import { AccountStore } from '../store/accounts.js';
 import type { AgentContext } from '../api/context.js';
 import { ensureCertificate, loadPair, tlsPaths, watchPair } from '../web/tls.js';
 import { startListeners } from '../web/listeners.js';
@@ -38,17 +41,22 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const settings = new SettingsStore(db, config.discovery, (msg) => log.warn({ err: msg }, 'stored settings ignored'));
   const now = Date.now;
   const discovery = new DiscoveryService({ devices, settings, events, log, now });
-  const ctx: AgentContext = { config, log, logRing, db, devices, metrics, sessions, events, settings, discovery, now };
+  const facts = new RequestFacts(config.web.auth.trusted_proxies, (peer) =>
+    log.debug({ peer }, 'forwarding headers from a peer outside web.auth.trusted_proxies ignored'),
+  );
+  const accounts = new AccountStore(db);
+  const loginLimiter = new LoginLimiter();
+  const ctx: AgentContext = {
+    config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, events, settings, discovery, now,
+  };
+  if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {
+    // The code itself goes to the console and the boot partition (printbox-provision), never to the log.
+    log.warn({ setup_code_file: setupCodePath(config.data_dir) }, 'no account exists yet: sign in at /login with the setup code');
+  }
 
   const paths = tlsPaths(config);
   await ensureCertificate(paths, log);
-  const app = createApp(ctx);
-  const listeners = await startListeners(
-    config,
-    loadPair(paths),
-    app.attach as unknown as (req: IncomingMessage, res: ServerResponse) => void,
-    log,
-  );
+  const listeners = await startListeners(config, loadPair(paths), createHandler(ctx), log);
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
   const stopWatchdog = startWatchdog(log);
   const stopRollups = startRollupSchedule(db, log);

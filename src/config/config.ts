@@ -5,8 +5,9 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { validateCidrList } from '../snmp/ranges.js';
+import { trustedProxyProblem } from '../auth/request-facts.js';
 
-export type AuthMode = 'local' | 'server' | 'disabled';
+export type AuthMode = 'local' | 'password' | 'server' | 'disabled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
 export interface Config {
@@ -17,7 +18,7 @@ export interface Config {
     http_port: number;
     redirect_http_to_https: boolean;
     tls: { cert_file: string; key_file: string };
-    auth: { mode: AuthMode; allow_local_admin: boolean };
+    auth: { mode: AuthMode; allow_local_admin: boolean; trusted_proxies: string[] };
   };
   server: { url: string };
   /** Defaults for the discovery settings, until someone changes them through /settings. */
@@ -34,7 +35,8 @@ export function defaultConfig(): Config {
       http_port: 8080,
       redirect_http_to_https: true,
       tls: { cert_file: '', key_file: '' },
-      auth: { mode: 'local', allow_local_admin: true },
+      // Forwarding headers count only from these peers (decisions.md, Auth).
+      auth: { mode: 'local', allow_local_admin: true, trusted_proxies: ['127.0.0.0/8', '::1/128'] },
     },
     server: { url: '' },
     // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
@@ -95,7 +97,7 @@ const schema: Schema = {
     http_port: isPort,
     redirect_http_to_https: isBool,
     tls: { cert_file: isString, key_file: isString },
-    auth: { mode: oneOf('local', 'server', 'disabled'), allow_local_admin: isBool },
+    auth: { mode: oneOf('local', 'password', 'server', 'disabled'), allow_local_admin: isBool, trusted_proxies: isStringList },
   },
   server: { url: isUrl },
   discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList },
@@ -142,9 +144,16 @@ function resolvePaths(cfg: Config, baseDir: string): Config {
     tls.cert_file = resolve(baseDir, tls.cert_file);
     tls.key_file = resolve(baseDir, tls.key_file);
   }
-  const cidrProblem = validateCidrList(cfg.discovery.allowed_ranges);
-  if (cidrProblem) throw new ConfigError(`config key discovery.allowed_ranges: ${cidrProblem}`);
+  const rangesProblem = validateCidrList(cfg.discovery.allowed_ranges);
+  if (rangesProblem) throw new ConfigError(`config key discovery.allowed_ranges: ${rangesProblem}`);
   if (cfg.web.https_port === 0) throw new ConfigError('config key web.https_port: must not be 0');
+  for (const entry of cfg.web.auth.trusted_proxies) {
+    const problem = trustedProxyProblem(entry);
+    if (problem) throw new ConfigError(`config key web.auth.trusted_proxies: ${entry}: ${problem}`);
+  }
+  if (cfg.web.auth.mode === 'server' && cfg.server.url === '') {
+    throw new ConfigError('config key server.url: required when web.auth.mode is "server" (logins are checked against it)');
+  }
   return cfg;
 }
 

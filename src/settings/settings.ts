@@ -36,6 +36,12 @@ export interface Settings {
   collection: {
     interval_minutes: number;
   };
+  /** The central server this box reports to (provisioning or /settings; the link itself is its own work). */
+  server: {
+    url: string;
+    /** Secret: GET /settings shows it as "". */
+    enrollment_token: string;
+  };
 }
 
 export interface SettingsDefaults {
@@ -59,6 +65,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
+    server: { url: '', enrollment_token: '' },
   };
 }
 
@@ -133,6 +140,24 @@ const v3List: Rule = (v, f, current) => {
   });
 };
 
+const serverUrl: Rule = (v, f) => {
+  if (typeof v !== 'string' || v.length > 2048) throw new SettingsError(`${f} must be a string of at most 2048 characters`);
+  if (v === '') return v;
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    throw new SettingsError(`${f} must be an http:// or https:// URL`);
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new SettingsError(`${f} must be an http:// or https:// URL`);
+  return v;
+};
+// Like the v3 keys: GET shows "", so a POST that sends "" keeps the stored token.
+const secret: Rule = (v, f, current) => {
+  if (typeof v !== 'string' || v.length > 4096) throw new SettingsError(`${f} must be a string of at most 4096 characters`);
+  return v === '' ? current : v;
+};
+
 const RULES: Record<string, Record<string, Rule>> = {
   discovery: {
     subnet_scan: bool,
@@ -147,6 +172,7 @@ const RULES: Record<string, Record<string, Rule>> = {
   },
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },
+  server: { url: serverUrl, enrollment_token: secret },
 };
 
 /** Applies a partial update to `current`; throws SettingsError naming the first bad field. */
@@ -166,9 +192,10 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
   return next as unknown as Settings;
 }
 
-/** What GET /settings shows: everything but SNMPv3 keys. */
+/** What GET /settings shows: everything but secrets (SNMPv3 keys, the enrollment token). */
 export function publicSettings(s: Settings): Settings {
   const copy = structuredClone(s);
+  copy.server.enrollment_token = '';
   copy.snmp.v3 = copy.snmp.v3.map((u) => ({ ...u, auth_key: '', priv_key: '' }));
   return copy;
 }

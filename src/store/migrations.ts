@@ -161,6 +161,25 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    version: 6,
+    description: 'local accounts and the one-time setup code (password auth mode)',
+    up(db) {
+      db.exec(`
+        CREATE TABLE accounts (
+          username TEXT PRIMARY KEY,
+          password_hash TEXT NOT NULL,      -- scrypt$..., auth/passwords.ts
+          created_at INTEGER NOT NULL,
+          updated_at INTEGER NOT NULL
+        );
+        CREATE TABLE setup_code (
+          id INTEGER PRIMARY KEY CHECK (id = 1),
+          code_hash TEXT NOT NULL,          -- SHA-256 of the normalized code
+          created_at INTEGER NOT NULL
+        );
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -10,6 +10,25 @@ import type { TlsPair } from './tls.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
+// TLS 1.2 and 1.3, forward-secret AEAD suites only (no CBC, no RSA key exchange): what current
+// browsers and central servers speak. TLS 1.3's suites are all AEAD; they are named so that the
+// list is the whole truth.
+export const TLS_OPTIONS = {
+  minVersion: 'TLSv1.2',
+  ciphers: [
+    'TLS_AES_128_GCM_SHA256',
+    'TLS_AES_256_GCM_SHA384',
+    'TLS_CHACHA20_POLY1305_SHA256',
+    'ECDHE-ECDSA-AES128-GCM-SHA256',
+    'ECDHE-ECDSA-AES256-GCM-SHA384',
+    'ECDHE-ECDSA-CHACHA20-POLY1305',
+    'ECDHE-RSA-AES128-GCM-SHA256',
+    'ECDHE-RSA-AES256-GCM-SHA384',
+    'ECDHE-RSA-CHACHA20-POLY1305',
+  ].join(':'),
+  honorCipherOrder: true,
+} as const;
+
 export interface Listeners {
   https: ReturnType<typeof createHttpsServer>;
   http?: Server;
@@ -49,7 +68,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 
 export async function startListeners(cfg: Config, tls: TlsPair, app: Handler, log: Logger): Promise<Listeners> {
   const { listen_address: host, https_port, http_port, redirect_http_to_https } = cfg.web;
-  const https = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: 'TLSv1.2' }, app);
+  const https = createHttpsServer({ cert: tls.cert, key: tls.key, ...TLS_OPTIONS }, app);
   harden(https, log);
   await listen(https, https_port, host);
   let http: Server | undefined;
@@ -62,7 +81,7 @@ export async function startListeners(cfg: Config, tls: TlsPair, app: Handler, lo
   return {
     https,
     http,
-    setCertificate: (pair) => https.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }),
+    setCertificate: (pair) => https.setSecureContext({ cert: pair.cert, key: pair.key, ...TLS_OPTIONS }),
     close: async () => {
       const closing = [https, http].filter((s): s is Server => Boolean(s)).map(
         (s) =>

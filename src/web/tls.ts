@@ -1,9 +1,10 @@
 // The HTTPS certificate: the configured pair, or <data_dir>/tls/agent.{crt,key}, generated
 // (self-signed, key mode 0600) when that default pair is missing. Changes on disk are picked up
 // without a restart: the appliance renews the certificate in place.
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, watch, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { hostname } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { writeFileAtomic } from '../store/atomic-file.js';
 import { generate } from 'selfsigned';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
@@ -41,7 +42,8 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<v
     notAfterDate: new Date(notBefore.getTime() + 825 * 86_400_000),
     extensions: [
       { name: 'basicConstraints', cA: false },
-      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      // An EC key signs; it cannot encipher a key (RFC 5480 3), so keyEncipherment is not claimed.
+      { name: 'keyUsage', critical: true, digitalSignature: true },
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',
@@ -57,16 +59,9 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<v
   });
   mkdirSync(dirname(paths.key), { recursive: true, mode: 0o700 });
   // Write to temporary names, then rename: a power cut never leaves half a key behind.
-  writeAtomic(paths.key, pems.private, 0o600);
-  writeAtomic(paths.cert, pems.cert, 0o644);
+  writeFileAtomic(paths.key, pems.private, 0o600);
+  writeFileAtomic(paths.cert, pems.cert, 0o644);
   log.info({ cert: paths.cert }, 'generated self-signed TLS certificate');
-}
-
-function writeAtomic(file: string, text: string, mode: number): void {
-  const tmp = join(dirname(file), `.${basename(file)}.tmp`);
-  writeFileSync(tmp, text, { mode });
-  chmodSync(tmp, mode); // the umask may have narrowed or the file pre-existed
-  renameSync(tmp, file);
 }
 
 export function loadPair(paths: TlsPaths): TlsPair {

@@ -3,7 +3,7 @@
 // API (kept small on purpose; other suites reuse it):
 //   freePort()                       -> a free TCP port on 127.0.0.1 (bind port 0, read it, close).
 //   writeConfig(opts)                -> a temp dir with agent.toml and a data dir (no process started).
-//   runCli(args, {configPath, env})  -> run `node dist/src/cli.js ...`, resolve {code, stdout, stderr}.
+//   runCli(args, {configPath, env, input}) -> run `node dist/src/cli.js ...` (input: its stdin), resolve {code, stdout, stderr}.
 //   importNdjson(configPath, text)   -> write text to a file and run `import FILE --config`.
 //   exportNdjson(configPath)         -> run `export --config`, resolve the parsed JSON lines (throws on exit != 0).
 //   startAgent(opts)                 -> write the config (or reuse opts.config), import opts.seed if given, start `serve`, wait until
@@ -34,7 +34,9 @@ export const cliPath = join(repoRoot, 'dist/src/cli.js');
 
 export interface AgentOptions {
   /** web.auth.mode, default "local". */
-  authMode?: 'local' | 'server' | 'disabled';
+  authMode?: 'local' | 'password' | 'server' | 'disabled';
+  /** web.auth.trusted_proxies, default the agent's (loopback). */
+  trustedProxies?: string[];
   /** web.auth.allow_local_admin, default true. */
   allowLocalAdmin?: boolean;
   /** web.listen_address, default "127.0.0.1". */
@@ -87,6 +89,8 @@ export interface ReqOptions {
   /** CA certificate (PEM) to trust; host-name checks are always off. */
   ca?: string | Buffer;
   host?: string;
+  /** Local address to send from (another loopback address is another client). */
+  localAddress?: string;
   timeoutMs?: number;
 }
 
@@ -150,6 +154,7 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
     '[web.auth]',
     `mode = ${tomlString(opts.authMode ?? 'local')}`,
     `allow_local_admin = ${opts.allowLocalAdmin ?? true}`,
+    ...(opts.trustedProxies ? [`trusted_proxies = ${JSON.stringify(opts.trustedProxies)}`] : []),
     '[server]',
     `url = ${tomlString(opts.serverUrl ?? '')}`,
     '',
@@ -168,16 +173,17 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
 
 export function runCli(
   args: string[],
-  opts: { configPath?: string; timeoutMs?: number; cwd?: string; env?: Record<string, string> } = {},
+  opts: { configPath?: string; timeoutMs?: number; cwd?: string; env?: Record<string, string>; input?: string } = {},
 ): Promise<CliResult> {
   const full = [cliPath, ...args];
   if (opts.configPath) full.push('--config', opts.configPath);
   return new Promise((res, rej) => {
     const p = spawn(process.execPath, full, {
       cwd: opts.cwd ?? tmpdir(),
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env: { ...process.env, PRINTBOX_CONFIG: '', ...(opts.env ?? {}) },
     });
+    if (opts.input !== undefined) p.stdin!.end(opts.input);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     p.stdout!.on('data', (b: Buffer) => out.push(b));
@@ -232,6 +238,7 @@ function doRequest(
     const req = (mod as typeof https).request(
       {
         host: opts.host ?? '127.0.0.1',
+        localAddress: opts.localAddress,
         port,
         path,
         method: opts.method ?? 'GET',

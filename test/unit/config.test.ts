@@ -8,17 +8,19 @@ test('an empty file gives the documented defaults, paths resolved against the fi
   assert.equal(cfg.data_dir, '/etc/printbox/data');
   assert.deepEqual(cfg.web, d.web);
   assert.deepEqual(cfg.discovery, { subnet_scan: false, auto_discover: false, allowed_ranges: [] });
+  assert.deepEqual(cfg.web.auth.trusted_proxies, ['127.0.0.0/8', '::1/128']);
 });
 
 test('values override defaults', () => {
   const cfg = parseConfig(
-    'data_dir = "/var/lib/printbox"\n[web]\nhttps_port = 9443\nhttp_port = 0\n[web.auth]\nmode = "server"\n[discovery]\nallowed_ranges = ["127.0.0.0/8"]\n',
+    'data_dir = "/var/lib/printbox"\n[web]\nhttps_port = 9443\nhttp_port = 0\n[web.auth]\nmode = "server"\ntrusted_proxies = ["198.51.100.3/32", "::/0"]\n[server]\nurl = "https://central.invalid"\n[discovery]\nallowed_ranges = ["127.0.0.0/8"]\n',
     '/x',
   );
   assert.equal(cfg.data_dir, '/var/lib/printbox');
   assert.equal(cfg.web.https_port, 9443);
   assert.equal(cfg.web.http_port, 0);
   assert.equal(cfg.web.auth.mode, 'server');
+  assert.deepEqual(cfg.web.auth.trusted_proxies, ['198.51.100.3/32', '::/0']);
   assert.deepEqual(cfg.discovery.allowed_ranges, ['127.0.0.0/8']);
 });
 
@@ -35,6 +37,10 @@ test('unknown keys and wrong types name the key', () => {
     ['[web.tls]\ncert_file = "a.crt"', /cert_file and web\.tls\.key_file/],
     ['[discovery]\nallowed_ranges = ["nope"]', /discovery\.allowed_ranges/],
     ['data_dir = ', /not valid TOML/],
+    ['[web.auth]\nmode = "server"', /server\.url: required when web\.auth\.mode is "server"/],
+    ['[web.auth]\ntrusted_proxies = ["127.0.0.1/33"]', /web\.auth\.trusted_proxies: 127\.0\.0\.1\/33/],
+    ['[web.auth]\ntrusted_proxies = ["lan"]', /web\.auth\.trusted_proxies: lan/],
+    ['[web.auth]\ntrusted_proxies = "127.0.0.1"', /web\.auth\.trusted_proxies: expected a list/],
   ];
   for (const [text, re] of cases) {
     assert.throws(() => parseConfig(text, '/x'), (err: unknown) => err instanceof ConfigError && re.test((err as Error).message), text);

@@ -1,19 +1,41 @@
 // GET /events: Server-Sent Events (contract 6, decisions.md). A comment line keeps the stream
-// alive; a client that stops reading is dropped instead of growing memory without bound.
+// alive; a client that stops reading is dropped instead of growing memory without bound. Streams
+// are capped per client address, and when all slots are taken the oldest stream of the client
+// holding the most is closed for the newcomer: no client can keep the others out.
 import type { App } from '@tinyhttp/app';
+import type { ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
 import { sendText } from '../respond.js';
 import { versionInfo } from '../../version.js';
 
 const KEEPALIVE_MS = 15_000;
 const MAX_BUFFERED_BYTES = 256 * 1024;
-const MAX_CLIENTS = 32;
+const MAX_STREAMS = 32;
+const MAX_STREAMS_PER_CLIENT = 4;
 
 export function register(app: App, ctx: AgentContext): void {
-  let clients = 0;
+  // Open streams by client address, oldest first; each with the function that ends it.
+  const streams = new Map<string, ServerResponse[]>();
+  const enders = new Map<ServerResponse, () => void>();
+
+  const evictOne = () => {
+    let heaviest: ServerResponse[] | undefined;
+    for (const list of streams.values()) if (!heaviest || list.length > heaviest.length) heaviest = list;
+    const victim = heaviest?.[0];
+    if (!victim) return;
+    ctx.log.info('event streams full: closing the oldest stream of the client holding the most');
+    enders.get(victim)?.();
+    victim.destroy();
+  };
+
   app.get('/events', (req, res) => {
-    if (clients >= MAX_CLIENTS) return sendText(res, 503, 'too many event streams open');
-    clients++;
+    const client = ctx.facts.clientAddress(req);
+    const mine = streams.get(client) ?? [];
+    if (mine.length >= MAX_STREAMS_PER_CLIENT) {
+      return sendText(res, 503, `too many event streams open from ${client} (at most ${MAX_STREAMS_PER_CLIENT})`);
+    }
+    if (enders.size >= MAX_STREAMS) evictOne();
+    streams.set(client, [...(streams.get(client) ?? []), res]);
     res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache',
@@ -33,11 +55,15 @@ export function register(app: App, ctx: AgentContext): void {
     const unsubscribe = ctx.events.subscribe(event);
     const keepalive = setInterval(() => send(': keepalive\n\n'), KEEPALIVE_MS);
     const close = () => {
+      if (!enders.delete(res)) return; // already ended (evicted, then closed)
       clearInterval(keepalive);
       unsubscribe();
-      clients--;
+      const left = (streams.get(client) ?? []).filter((r) => r !== res);
+      if (left.length) streams.set(client, left);
+      else streams.delete(client);
     };
     req.socket.setTimeout(0); // a long-lived stream, not an idle connection
+    enders.set(res, close);
     res.once('close', close);
   });
 }

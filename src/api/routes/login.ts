@@ -1,0 +1,184 @@
+// Signing in (decisions.md, Auth). Password mode checks local accounts; server mode checks the
+// person's credentials against the central server and issues the agent's own session cookie,
+// never the server's token. Both are rate-limited per client address and per account name.
+import type { App } from '@tinyhttp/app';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AgentContext } from '../context.js';
+import { readJsonBody, requireString } from '../body.js';
+import { sendJson, sendText } from '../respond.js';
+import { queryOf } from '../query.js';
+import { parseTime, formatTime } from '../../model/time.js';
+import { SESSION_COOKIE } from '../../auth/sessions.js';
+import { cookieValue, safeReturnTo } from '../../auth/request-facts.js';
+import { clearSessionCookie, startSession } from '../../auth/session-cookie.js';
+import { limiterKeys } from '../../auth/login-limiter.js';
+import { verifyPassword } from '../../auth/passwords.js';
+import { LOGIN_JS, loginPage, type LoginView } from '../../ui/login-page.js';
+
+const SERVER_TIMEOUT_MS = 10_000;
+// Verified when the account does not exist, so a wrong name costs as long as a wrong password.
+const DUMMY_HASH = 'scrypt$15$8$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+
+function serverUrl(ctx: AgentContext, path: string): string {
+  return new URL(path, ctx.config.server.url.replace(/\/?$/, '/')).toString();
+}
+
+function loginView(ctx: AgentContext): LoginView {
+  const mode = ctx.config.web.auth.mode;
+  if (mode === 'password') return ctx.accounts.count() === 0 ? 'setup' : 'login';
+  return mode === 'server' ? 'login' : 'notice';
+}
+
+/** The rate-limit check shared by every credential check: answers 429 and returns false when locked. */
+export function withinLimit(ctx: AgentContext, req: IncomingMessage, res: ServerResponse, keys: string[]): boolean {
+  const wait = ctx.loginLimiter.retryAfter(keys);
+  if (wait === 0) return true;
+  res.setHeader('Retry-After', String(wait));
+  sendText(res, 429, `too many failed attempts: try again in ${wait} s`);
+  return false;
+}
+
+/** Counts a failed credential check (a warning in the log once the limit is reached). */
+export function countFailure(ctx: AgentContext, req: IncomingMessage, keys: string[], what: string): void {
+  const failures = ctx.loginLimiter.failed(keys);
+  const entry = { client: ctx.facts.clientAddress(req), failures, what };
+  if (failures >= 5) ctx.log.warn(entry, 'repeated failed sign-in attempts: rate limited');
+  else ctx.log.info(entry, 'failed sign-in attempt');
+}
+
+/** Server mode: the central server's answer to the credentials, or an error already sent. */
+async function checkWithServer(
+  ctx: AgentContext,
+  res: ServerResponse,
+  username: string,
+  password: string,
+): Promise<'rejected' | { expires?: number } | undefined> {
+  const fail = (status: number, message: string) => {
+    sendText(res, status, message);
+    return undefined;
+  };
+  let answer: Response;
+  try {
+    answer = await fetch(serverUrl(ctx, 'api/v1/auth/login'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ username, password }),
+      signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+    });
+  } catch (err) {
+    ctx.log.warn({ err: (err as Error).message }, 'central server login request failed');
+    return fail(502, 'central server unreachable');
+  }
+  if (answer.status === 401 || answer.status === 403) return 'rejected' as const;
+  if (!answer.ok) return fail(502, `central server answered ${answer.status}`);
+  let reply: { token?: unknown; expires_at?: unknown };
+  try {
+    reply = (await answer.json()) as typeof reply;
+  } catch {
+    return fail(502, 'central server sent an unreadable login reply');
+  }
+  if (typeof reply.token !== 'string' || reply.token === '') return fail(502, 'central server login reply has no token');
+  if (reply.expires_at === undefined || reply.expires_at === null) return { expires: undefined }; // 24-hour fallback
+  const expires = typeof reply.expires_at === 'string' ? parseTime(reply.expires_at) : null;
+  // A session the server already ended, or one it dated in a way we cannot read, is not started.
+  if (expires === null) return fail(502, 'central server login reply has an unreadable expires_at');
+  if (expires <= ctx.now()) return fail(502, 'central server login reply has an expires_at in the past');
+  return { expires };
+}
+
+export function register(app: App, ctx: AgentContext): void {
+  app.get('/login', (req, res) => {
+    const body = loginPage(loginView(ctx), safeReturnTo(queryOf(req).get('return_to')));
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/html; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'");
+    res.end(body);
+  });
+  app.get('/login.js', (_req, res) => {
+    res.statusCode = 200;
+    res.setHeader('Content-Type', 'text/javascript; charset=utf-8');
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.end(LOGIN_JS);
+  });
+
+  app.post('/api/v1/auth/login', async (req, res) => {
+    const mode = ctx.config.web.auth.mode;
+    if (mode !== 'server' && mode !== 'password') {
+      return sendText(res, 403, `password login is not available in ${mode} auth mode`);
+    }
+    const body = await readJsonBody(req, res, 8 * 1024);
+    if (!body) return;
+    const username = requireString(body, 'username', res);
+    if (username === undefined) return;
+    const password = requireString(body, 'password', res);
+    if (password === undefined) return;
+    const keys = limiterKeys(ctx.facts.clientAddress(req), username);
+    if (!withinLimit(ctx, req, res, keys)) return;
+
+    let expires: number | undefined;
+    if (mode === 'password') {
+      const account = ctx.accounts.get(username);
+      const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
+      if (!ok || !account) {
+        countFailure(ctx, req, keys, `login ${username}`);
+        return sendText(res, 401, 'invalid credentials');
+      }
+    } else {
+      const answer = await checkWithServer(ctx, res, username, password);
+      if (answer === undefined) return; // answered with a 502
+      if (answer === 'rejected') {
+        countFailure(ctx, req, keys, `login ${username}`);
+        return sendText(res, 401, 'invalid credentials');
+      }
+      expires = answer.expires;
+    }
+    ctx.loginLimiter.succeeded(keys);
+    const session = startSession(req, res, ctx, username, expires);
+    ctx.log.info({ user: username, client: ctx.facts.clientAddress(req) }, 'login');
+    sendJson(res, 200, { user: username, expires_at: formatTime(session.expires) });
+  });
+
+  app.post('/api/v1/auth/logout', (req, res) => {
+    const token = cookieValue(req, SESSION_COOKIE);
+    if (token) ctx.sessions.delete(token);
+    clearSessionCookie(req, res, ctx.facts);
+    res.statusCode = 204;
+    res.end();
+  });
+
+  // The central server hands the browser a server token; the agent checks it by asking the server
+  // for an authenticated resource with it, then issues its own cookie (24-hour expiry: the server
+  // does not say the token's lifetime here).
+  app.get('/api/v1/auth/callback', async (req, res) => {
+    if (ctx.config.web.auth.mode !== 'server') {
+      return sendText(res, 403, `server callback is not available in ${ctx.config.web.auth.mode} auth mode`);
+    }
+    const q = queryOf(req);
+    const serverToken = q.get('token');
+    if (!serverToken) return sendText(res, 400, 'token parameter required');
+    const keys = [limiterKeys(ctx.facts.clientAddress(req), '')[0]];
+    if (!withinLimit(ctx, req, res, keys)) return;
+    let answer: Response;
+    try {
+      answer = await fetch(serverUrl(ctx, 'api/v1/agents'), {
+        headers: { Authorization: `Bearer ${serverToken}`, Accept: 'application/json' },
+        signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
+      });
+      await answer.body?.cancel();
+    } catch (err) {
+      ctx.log.warn({ err: (err as Error).message }, 'central server token check failed');
+      return sendText(res, 502, 'central server unreachable');
+    }
+    if (!answer.ok) {
+      countFailure(ctx, req, keys, 'server callback');
+      return sendText(res, 401, 'invalid token');
+    }
+    ctx.loginLimiter.succeeded(keys);
+    startSession(req, res, ctx, 'server');
+    res.statusCode = 302;
+    res.setHeader('Location', safeReturnTo(q.get('return_to')));
+    res.end();
+  });
+}

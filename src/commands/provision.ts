@@ -1,0 +1,120 @@
+// printbox-agent provision: run as root at every boot, before the network and the agent
+// (printbox-provision.service). Applies printbox.toml from the boot partition when it changed
+// since the last boot (a password is stored hashed, then its line removed from the file), and,
+// while no account exists, puts the one-time setup code where the technician can read it.
+// A bad file is applied not at all; the reason goes beside it and to the journal; the box boots.
+//   --boot DIR   the boot partition (default /boot/firmware)
+//   --etc DIR    where system files go (default /etc)
+//   --run DIR    where the console banner finds the setup code (default /run/printbox-setup)
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { databasePath, loadConfig } from '../config/config.js';
+import { openDatabase } from '../store/db.js';
+import { AccountStore } from '../store/accounts.js';
+import { SettingsStore } from '../settings/store.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
+import { asDataDirOwner } from '../store/as-owner.js';
+import { hashPassword } from '../auth/passwords.js';
+import { ensureSetupCode } from '../auth/setup-code.js';
+import { parseProvision, withoutPassword, ProvisionError, type Provision } from '../provision/file.js';
+import { writeSystemFiles } from '../provision/system-files.js';
+
+const APPLIED_KEY = 'provisioned_file_sha256';
+
+function option(args: string[], name: string, fallback: string): string {
+  const i = args.indexOf(name);
+  if (i === -1) return fallback;
+  if (i + 1 >= args.length) throw new Error(`${name} needs a directory`);
+  return args[i + 1];
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const say = (msg: string) => process.stdout.write(`printbox-provision: ${msg}\n`);
+
+export async function run(args: string[], configPath: string | undefined): Promise<number> {
+  const boot = option(args, '--boot', '/boot/firmware');
+  const etc = option(args, '--etc', '/etc');
+  const runDir = option(args, '--run', '/run/printbox-setup');
+  const config = loadConfig(configPath);
+  const file = join(boot, 'printbox.toml');
+  const errorFile = join(boot, 'printbox-toml.error');
+
+  if (existsSync(file)) {
+    const text = readFileSync(file, 'utf8');
+    const db = asDataDirOwner(config.data_dir, () => openDatabase(databasePath(config)));
+    try {
+      const applied = db.prepare('SELECT value FROM settings WHERE key = ?').get(APPLIED_KEY) as { value: string } | undefined;
+      if (applied?.value === sha256(text)) {
+        say('printbox.toml unchanged since it was applied');
+      } else {
+        const settings = new SettingsStore(db, config.discovery);
+        let p: Provision | undefined;
+        try {
+          p = parseProvision(text, settings.get());
+        } catch (err) {
+          if (!(err instanceof ProvisionError)) throw err;
+          const reason = `printbox.toml not applied: ${err.message}`;
+          process.stderr.write(`printbox-provision: ${reason}\n`);
+          writeFileAtomic(errorFile, reason + '\n', 0o644);
+        }
+        if (p) await apply(p, text, { db, settings, file, errorFile, etc, dataDir: config.data_dir });
+      }
+    } finally {
+      db.close();
+    }
+  }
+
+  // The setup code: shown while no account exists, gone with the first one.
+  const code = asDataDirOwner(config.data_dir, () => {
+    const db = openDatabase(databasePath(config));
+    try {
+      return config.web.auth.mode === 'password' ? ensureSetupCode(new AccountStore(db), config.data_dir) : undefined;
+    } finally {
+      db.close();
+    }
+  });
+  const codeFile = join(runDir, 'code');
+  const setupTxt = join(boot, 'printbox-setup.txt');
+  if (code) {
+    mkdirSync(runDir, { recursive: true, mode: 0o700 });
+    writeFileAtomic(codeFile, code + '\n', 0o600);
+    if (existsSync(boot)) {
+      writeFileAtomic(
+        setupTxt,
+        `PrintBox setup code: ${code}\r\n\r\nOpen https://<box name>.local:8443/ (the name and address are on the box's screen),\r\n` +
+          `enter this code, and choose the administrator's name and password. The code works once.\r\n`,
+        0o644,
+      );
+    }
+    say('no account yet: the setup code is on the console and in printbox-setup.txt');
+  } else {
+    rmSync(codeFile, { force: true });
+    rmSync(setupTxt, { force: true });
+  }
+  return 0;
+}
+
+async function apply(
+  p: Provision,
+  text: string,
+  to: { db: ReturnType<typeof openDatabase>; settings: SettingsStore; file: string; errorFile: string; etc: string; dataDir: string },
+): Promise<void> {
+  const hash = p.admin && (await hashPassword(p.admin.password));
+  const kept = p.admin ? withoutPassword(text) : text;
+  // Database first, in one transaction: the account, the settings, and which file was applied.
+  asDataDirOwner(to.dataDir, () =>
+    to.db.transaction(() => {
+      if (p.admin && hash) new AccountStore(to.db).setPassword(p.admin.user, hash);
+      if (Object.keys(p.settings).length) to.settings.update(p.settings);
+      to.db
+        .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
+        .run(APPLIED_KEY, sha256(kept));
+    })(),
+  );
+  writeSystemFiles(to.etc, p);
+  // Only now the plaintext goes: a power cut before this applies the same password again next boot.
+  if (kept !== text) writeFileAtomic(to.file, kept, 0o644);
+  rmSync(to.errorFile, { force: true });
+  say(`printbox.toml applied${p.admin ? ` (account ${p.admin.user}; password line removed)` : ''}`);
+}

@@ -1,0 +1,30 @@
+// Writes a file so that a power cut leaves either the old content or the new, never half of it:
+// a temporary file beside it, flushed, renamed over the old one, and the directory flushed.
+import { chmodSync, closeSync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+
+export function writeFileAtomic(file: string, text: string, mode: number): void {
+  const tmp = join(dirname(file), `.${basename(file)}.tmp`);
+  writeFileSync(tmp, text, { mode });
+  chmodSync(tmp, mode); // the umask may have narrowed it, or the file pre-existed
+  const fd = openSync(tmp, 'r+');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  syncDirectory(dirname(file));
+}
+
+function syncDirectory(dir: string): void {
+  let fd: number | undefined;
+  try {
+    fd = openSync(dir, 'r');
+    fsyncSync(fd);
+  } catch {
+    // Some file systems (FAT among them) cannot fsync a directory; the rename is still atomic.
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
