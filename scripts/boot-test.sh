@@ -7,6 +7,10 @@
 #   agent active and READY (Type=notify); host name printbox-<MAC>; certificate made on first boot
 #   (key 0600, owner printbox) and unchanged after a reboot; SIGSTOP on the agent -> the watchdog
 #   restarts it; QEMU killed during writes -> next boot: PRAGMA integrity_check ok and serving.
+#   Provisioning: a second small FAT disk labelled PBOXBOOT (mounted at /boot/firmware, as the Pi's
+#   boot partition) carries printbox.toml; from the host the test signs in with the provisioned
+#   password, finds the plaintext gone, discovery on, the banner on the serial console; a broken
+#   printbox.toml at the next boot leaves a booting box and printbox-toml.error.
 # The VM is inspected through a root shell on a second serial port that exists only in this
 # test's copy of the image (the shipped image has no such thing).
 # Prints why and exits 0 only when this machine cannot run QEMU at all.
@@ -29,6 +33,8 @@ command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 command -v curl >/dev/null || need+=(curl)
 command -v debugfs >/dev/null || need+=(e2fsprogs)
 command -v openssl >/dev/null || need+=(openssl)
+command -v mkfs.vfat >/dev/null || need+=(dosfstools)
+command -v mcopy >/dev/null || need+=(mtools)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null \
     || skip "could not install ${need[*]}"
@@ -55,7 +61,7 @@ for f in rootfs.img vmlinuz initrd.img; do [ -s "$out/$f" ] || { echo "missing b
 stage "static unit checks"
 units=(printbox-agent.service printbox-redirect.socket printbox-redirect.service printbox-cert.service
   printbox-cert-renew.service printbox-cert-renew.timer printbox-hostname.service printbox-ssh.service
-  printbox-usb-notify.service)
+  printbox-usb-notify.service printbox-provision.service printbox-banner.service)
 if [ -d "$out/rootfs/usr/lib/systemd/system" ]; then
   verify_out=$(cd "$out/rootfs" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify --root="$out/rootfs" "${units[@]}" 2>&1) || true
   if [ -z "$verify_out" ]; then pass "systemd-analyze verify --root: no output"; else fail "systemd-analyze verify --root said:"; echo "$verify_out" | sed 's/^/       /'; fi
@@ -63,6 +69,12 @@ if [ -d "$out/rootfs/usr/lib/systemd/system" ]; then
     exposure=$(systemd-analyze security --offline=true --root="$out/rootfs" "$u" 2>/dev/null \
       | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
     check "$u exposure ${exposure:-?} < 3.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 3.0) }'
+  done
+  # Root one-shots: as low as their jobs allow (docs/image.md has each one's figure and why).
+  for u in printbox-provision.service printbox-banner.service printbox-hostname.service printbox-ssh.service printbox-usb-notify.service; do
+    exposure=$(systemd-analyze security --offline=true --root="$out/rootfs" "$u" 2>/dev/null \
+      | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
+    check "$u exposure ${exposure:-?} < 7.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 7.0) }'
   done
 else
   fail "build/amd64/rootfs (the root directory) is missing: cannot verify units"
@@ -95,6 +107,24 @@ cd /etc/systemd/system
 write $tmp/printbox-testconsole.service printbox-testconsole.service
 CMDS
 
+# The boot partition: a FAT disk labelled PBOXBOOT with the technician's printbox.toml.
+boot_disk=$tmp/boot.img
+provisioned_password='tech-pass-0451'
+mkfs.vfat -n PBOXBOOT -C "$boot_disk" 16384 >/dev/null
+cat > "$tmp/printbox.toml" <<TOML
+# printbox.toml, as a technician writes it before the first boot
+[admin]
+user = "tech"
+password = "$provisioned_password"
+
+[polling]
+interval_minutes = 20
+
+[time]
+servers = ["ntp.printbox.invalid"]
+TOML
+mcopy -i "$boot_disk" "$tmp/printbox.toml" ::printbox.toml
+
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); port_free "$p" && { echo "$p"; return; }; done; }
 https_port=$(pick_port)
@@ -112,6 +142,7 @@ boot() { # boot <name>: starts QEMU on the test disk (power on)
     -kernel "$out/vmlinuz" -initrd "$out/initrd.img" \
     -append "root=/dev/vda rw console=ttyS0,115200 quiet systemd.getty_auto=0 systemd.wants=printbox-testconsole.service" \
     -drive "file=$disk,format=raw,if=virtio,cache=unsafe,discard=unmap" \
+    -drive "file=$boot_disk,format=raw,if=virtio,cache=unsafe" \
     -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$https_port-:8443,hostfwd=tcp:127.0.0.1:$http_port-:8080" \
     -device "virtio-net-pci,netdev=n0,mac=$mac" \
     -serial "file:$tmp/serial-$1.log" \
@@ -183,6 +214,35 @@ echo "       $(vm systemd-analyze | head -n1 | tr -d '\r')"
 vm "systemd-analyze critical-chain printbox-agent.service | tail -n +3 | head -n 8" | sed 's/^/       /'
 stage_end "first boot checks"
 
+stage "provisioning and access from the site network"
+# Host requests arrive through QEMU's user network from 10.0.2.2: a peer on the LAN, not loopback.
+api() { curl -sk --max-time 20 "$@"; }
+code=$(api -o /dev/null -w '%{http_code}' -H 'Accept: application/json' "https://127.0.0.1:$https_port/devices/list") || true
+check "from the LAN without a session: /devices/list answers 401 ($code)" test "$code" = 401
+code=$(api -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 127.0.0.1' -H 'X-Service-Proxy: server' "https://127.0.0.1:$https_port/settings") || true
+check "forged forwarding headers from the LAN: 401 ($code)" test "$code" = 401
+code=$(api -o /dev/null -w '%{http_code}' --path-as-is "https://127.0.0.1:$https_port//settings") || true
+check "//settings from the LAN: 400 ($code)" test "$code" = 400
+login=$(api -D - -o /dev/null -H 'Content-Type: application/json' \
+  -d "{\"username\":\"tech\",\"password\":\"$provisioned_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login" | tr -d '\r') || true
+cookie=$(sed -n 's/^[Ss]et-[Cc]ookie: \(pm_agent_session=[^;]*\);.*/\1/p' <<<"$login")
+check "sign-in with the provisioned password" test -n "$cookie"
+settings=$(api -H "Cookie: $cookie" -H 'Accept: application/json' "https://127.0.0.1:$https_port/settings") || true
+check "discovery on out of the box (subnet scan, automatic)" grep -q '"subnet_scan":true.*"auto_discover":true' <<<"$settings"
+check "provisioned polling interval applied" grep -q '"interval_minutes":20' <<<"$settings"
+left=$(vm "grep -c password /boot/firmware/printbox.toml" | tr -d '\r\n') || true
+check "plaintext password line gone from printbox.toml (grep -c: $left)" test "$left" = 0
+check "provisioned time servers handed to timesyncd" vm "grep -q 'NTP=ntp.printbox.invalid' /etc/systemd/timesyncd.conf.d/60-printbox-provisioned.conf"
+check "no setup code once an account exists" vm "test ! -e /boot/firmware/printbox-setup.txt -a ! -e /run/printbox-setup/code"
+fingerprint=$(openssl x509 -in <(vm cat /var/lib/printbox/tls/agent.crt | tr -d '\r') -noout -fingerprint -sha256 2>/dev/null | sed 's/.*=//') || true
+check "console banner names the box" grep -q "PrintBox $expect_host" "$tmp/serial-first.log"
+check "console banner shows the certificate fingerprint" grep -q "${fingerprint:-no fingerprint}" "$tmp/serial-first.log"
+check "banner for the login prompt (/etc/issue.d)" vm "test -s /etc/issue.d/printbox.issue"
+check "DNS-SD service file in place" vm "test -s /etc/systemd/dnssd/printbox.dnssd"
+# A broken file for the next boot: the box must boot anyway and say why.
+vm "printf '[polling]\\ninterval_minutes = 0\\n' > /boot/firmware/printbox.toml && sync" >/dev/null || true
+stage_end "provisioning and access from the site network"
+
 stage "watchdog (SIGSTOP on the agent)"
 pid1=$(vm systemctl show -p MainPID --value printbox-agent.service | tr -d '\r\n') || true
 vm kill -STOP "$pid1" >/dev/null
@@ -212,6 +272,13 @@ cert_sum2=$(vm sha256sum /var/lib/printbox/tls/agent.crt | cut -c1-64) || true
 check "certificate unchanged after reboot" test "$cert_sum1" = "$cert_sum2"
 key_stat=$(vm stat -c "'%a %U %G'" /var/lib/printbox/tls/agent.key | tr -d '\r\n') || true
 check "key still 0600 printbox: $key_stat" test "$key_stat" = "600 printbox printbox"
+error=$(vm cat /boot/firmware/printbox-toml.error | tr -d '\r') || true
+echo "       printbox-toml.error: $error"
+check "broken printbox.toml: not applied, reason beside it" grep -q 'polling.interval_minutes must be an integer' <<<"$error"
+check "broken printbox.toml: provisioning unit did not fail the boot" vm systemctl is-active --quiet printbox-provision.service
+code=$(api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+  -d "{\"username\":\"tech\",\"password\":\"$provisioned_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login") || true
+check "broken printbox.toml: the provisioned account still signs in ($code)" test "$code" = 200
 stage_end "reboot"
 
 stage "power cut during writes"

@@ -38,8 +38,8 @@ export function credentialsOf(s: Settings): SnmpCredential[] {
 /** The addresses a scan covers: the box's own subnets and/or the configured ranges. */
 export function scanTargets(s: Settings): string[] {
   const targets = new Set<string>();
-  // A subnet larger than the 4096-address cap is scanned only around the box (clampLarge).
-  if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampLarge: true })) targets.add(a);
+  // Never beyond the box's own /24s (decisions.md): a wider subnet is scanned only around the box.
+  if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampPrefix: 24 })) targets.add(a);
   if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) targets.add(a);
   return [...targets];
 }

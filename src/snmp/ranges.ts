@@ -226,14 +226,15 @@ function countPrefix(mask: number): number {
 
 /**
  * The host addresses of the box's subnets (network and broadcast excluded, the box's own address
- * skipped). A subnet larger than `max` addresses is an error, unless `clampLarge` is set: then only
- * the largest block that fits (a /20 for 4096), the one holding the box's address, is scanned.
- * Going past `max` in total is always an error.
+ * skipped). A subnet larger than `max` addresses is an error, unless `clampPrefix` is set: then a
+ * subnet wider than that prefix is scanned only in the block of that prefix holding the box's
+ * address (the appliance uses 24: never beyond the box's own /24). Going past `max` in total is
+ * always an error.
  */
 export function localSubnetTargets(
   ifaces: InterfaceMap = os.networkInterfaces(),
   max = MAX_RANGE_ADDRESSES,
-  options: { clampLarge?: boolean } = {},
+  options: { clampPrefix?: number } = {},
 ): string[] {
   const own = new Set<number>();
   const subnets = localSubnets(ifaces);
@@ -243,14 +244,12 @@ export function localSubnetTargets(
   for (const s of subnets) {
     let c = parseCidr(s.cidr)!;
     let [first, last] = cidrHostRange(c);
-    if (last - first + 1 > max) {
-      if (!options.clampLarge) {
-        throw new RangeParseError(`subnet ${s.cidr} on ${s.iface} has ${last - first + 1} addresses, more than the limit of ${max}`);
-      }
-      let prefix = c.prefix;
-      while (prefix < 30 && 2 ** (32 - prefix) - 2 > max) prefix++;
-      c = parseCidr(`${s.address}/${prefix}`)!;
+    if (options.clampPrefix !== undefined && c.prefix < options.clampPrefix) {
+      c = parseCidr(`${s.address}/${options.clampPrefix}`)!;
       [first, last] = cidrHostRange(c);
+    }
+    if (last - first + 1 > max) {
+      throw new RangeParseError(`subnet ${s.cidr} on ${s.iface} has ${last - first + 1} addresses, more than the limit of ${max}`);
     }
     for (let a = first; a <= last; a++) {
       if (own.has(a) || seen.has(a)) continue;

@@ -162,10 +162,14 @@ describe('local subnets', () => {
     const big = { eth0: [{ address: '10.0.0.1', netmask: '255.255.0.0', family: 'IPv4', mac: '', internal: false, cidr: '10.0.0.1/16' }] } as unknown as Parameters<typeof localSubnets>[0];
     assert.throws(() => localSubnetTargets(big), /10\.0\.0\.0\/16/);
     // Clamped: the /20 holding the box's address, 4094 hosts less the box itself.
-    const clamped = localSubnetTargets(big, undefined, { clampLarge: true });
+    const clamped = localSubnetTargets(big, undefined, { clampPrefix: 20 });
     assert.equal(clamped.length, 4093);
     assert.equal(clamped[0], '10.0.0.2');
     assert.equal(clamped[clamped.length - 1], '10.0.15.254');
+    // The appliance's rule: never beyond the box's own /24.
+    const own24 = localSubnetTargets(big, undefined, { clampPrefix: 24 });
+    assert.equal(own24.length, 253);
+    assert.deepEqual([own24[0], own24[own24.length - 1]], ['10.0.0.2', '10.0.0.254']);
   });
 
   it('runs on this machine without throwing', () => {
