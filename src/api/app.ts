@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from './context.js';
 import { sendText } from './respond.js';
 import { admit } from '../auth/gate.js';
+import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
 import * as loginRoutes from './routes/login.js';
 import * as accountRoutes from './routes/account.js';
@@ -64,6 +65,14 @@ export function routeTable(): { method?: string; path: string }[] {
   return createRouter({} as AgentContext).middleware.map((m) => ({ method: m.method, path: m.path as string }));
 }
 
+/** No credential (contract 5.6): a browser goes to the login page, anything else gets 401. */
+function refuse(req: IncomingMessage, res: ServerResponse): void {
+  if (!acceptsHtml(req)) return sendText(res, 401, 'unauthorized');
+  res.statusCode = 302;
+  res.setHeader('Location', `/login?return_to=${encodeURIComponent(req.url ?? '/')}`);
+  res.end();
+}
+
 export function createHandler(ctx: AgentContext): Handler {
   const router = createRouter(ctx);
   return (req, res) => {
@@ -71,7 +80,7 @@ export function createHandler(ctx: AgentContext): Handler {
     const target = checkRequestTarget(req.url);
     if (!target.ok) return sendText(res, 400, target.message);
     req.url = target.url;
-    if (!admit(req, res, ctx.config, ctx.sessions, ctx.facts)) return;
+    if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
     router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
   };
 }

@@ -3,12 +3,11 @@
 // routing rule can pass a request around it. Accepted: the local session cookie, the loopback
 // local-admin principal, and X-Service-Proxy: server from a trusted proxy. Everything is
 // protected except PUBLIC_PATHS, matched exactly.
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { SessionStore } from './sessions.js';
 import { SESSION_COOKIE } from './sessions.js';
-import { acceptsHtml, cookieValue, type RequestFacts } from './request-facts.js';
-import { sendText } from '../api/respond.js';
+import { cookieValue, type RequestFacts } from './request-facts.js';
 
 // Reachable without credentials: the version, and what a person needs to log in or set up.
 export const PUBLIC_PATHS = new Set([
@@ -39,20 +38,11 @@ export function authenticate(req: IncomingMessage, cfg: Config, sessions: Sessio
 }
 
 /**
- * Returns true when the request may go on to the router; otherwise it has been answered: 302 to
- * the login page for a browser, 401 for anything else (contract 5.6).
+ * Whether the request may go on to the router: it has a principal, or its path is public. The
+ * caller answers a refusal (302 to the login page for a browser, 401 otherwise: contract 5.6).
  */
-export function admit(req: IncomingMessage, res: ServerResponse, cfg: Config, sessions: SessionStore, facts: RequestFacts): boolean {
-  const url = req.url ?? '/';
+export function admit(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): boolean {
   const principal = authenticate(req, cfg, sessions, facts);
   if (principal) principals.set(req, principal);
-  if (principal || PUBLIC_PATHS.has(url.split('?')[0])) return true;
-  if (acceptsHtml(req)) {
-    res.statusCode = 302;
-    res.setHeader('Location', `/login?return_to=${encodeURIComponent(url)}`);
-    res.end();
-  } else {
-    sendText(res, 401, 'unauthorized');
-  }
-  return false;
+  return Boolean(principal) || PUBLIC_PATHS.has((req.url ?? '/').split('?')[0]);
 }

@@ -27,7 +27,7 @@ export const PAGE_HTML = `<!doctype html>
 </style>
 </head>
 <body>
-<header><h1>PrintBox</h1><span id="status"></span><button id="discover" class="primary">Discover printers</button></header>
+<header><h1>PrintBox</h1><span id="status"></span><button id="discover" class="primary">Discover printers</button><button id="logout">Sign out</button></header>
 <main>
   <section><h2>Saved printers</h2><table id="saved"></table></section>
   <section><h2>Discovered printers</h2><table id="discovered"></table></section>
@@ -84,6 +84,7 @@ document.addEventListener('click', async (e) => {
   } catch (err) { $('status').textContent = err.message; } finally { t.disabled = false; }
 });
 $('discover').onclick = () => api('/discover', {}).catch((err) => ($('status').textContent = err.message));
+$('logout').onclick = () => fetch('/api/v1/auth/logout', { method: 'POST' }).then(() => location.assign('/login'));
 $('save-settings').onclick = async () => {
   const d = { subnet_scan: $('subnet_scan').checked, auto_discover: $('auto_discover').checked, manual_ranges: $('manual_ranges').checked, ranges_text: $('ranges_text').value };
   try { await api('/settings', { discovery: d }); $('settings-msg').textContent = 'Saved.'; } catch (err) { $('settings-msg').textContent = err.message; }

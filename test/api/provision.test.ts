@@ -138,3 +138,16 @@ describe('provision from the boot partition', () => {
     assert.ok(!existsSync(join(etc, 'systemd/timesyncd.conf.d/60-printbox-provisioned.conf')));
   });
 });
+
+test('the image ships an example whose every commented line, uncommented, is a valid file', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { parseProvision } = await import('../../src/provision/file.js');
+  const { defaultSettings } = await import('../../src/settings/settings.js');
+  const { repoRoot } = await import('../helpers/agent.js');
+  const example = readFileSync(join(repoRoot, 'rootfs-overlay/boot/firmware/printbox.toml.example'), 'utf8');
+  const uncommented = example.split('\n').map((l) => (/^#(\[|[a-z_]+ = )/.test(l) ? l.slice(1) : l)).join('\n');
+  const p = parseProvision(uncommented, defaultSettings({ subnet_scan: true, auto_discover: true, allowed_ranges: [] }));
+  assert.equal(p.admin?.user, 'admin');
+  assert.deepEqual(p.timeServers, ['ntp.example.com']);
+  assert.equal(p.network?.address, '192.0.2.50/24');
+});
