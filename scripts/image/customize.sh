@@ -16,6 +16,9 @@ if [ -d "$repo/image/layers/$PRINTBOX_TARGET.overlay" ]; then
   cp -a --no-preserve=ownership "$repo/image/layers/$PRINTBOX_TARGET.overlay/." "$root/"
 fi
 
+# The boot partition's mount point (the Pi's FAT partition; the VM's small second disk).
+mkdir -p "$root/boot/firmware"
+
 # The agent and its Node.js
 rm -rf "$root/opt/printbox"
 mkdir -p "$root/opt"
@@ -27,6 +30,7 @@ inroot systemd-sysusers
 
 inroot systemctl enable printbox-agent.service printbox-redirect.socket printbox-cert.service \
   printbox-cert-renew.timer printbox-hostname.service printbox-ssh.service \
+  printbox-provision.service printbox-banner.service \
   systemd-networkd.service systemd-resolved.service systemd-timesyncd.service
 # SSH: off unless the boot partition says otherwise (printbox-ssh.service); host keys are made on
 # the box, never shipped.
