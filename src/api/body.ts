@@ -54,3 +54,20 @@ export function requireString(body: Record<string, unknown>, field: string, res:
   }
   return v;
 }
+
+/** A small JSON body of required strings (sign-in forms): the fields, or undefined after a 4xx. */
+export async function readStringFields<K extends string>(
+  req: IncomingMessage,
+  res: ServerResponse,
+  fields: readonly K[],
+): Promise<Record<K, string> | undefined> {
+  const body = await readJsonBody(req, res, 8 * 1024);
+  if (!body) return undefined;
+  const out = {} as Record<K, string>;
+  for (const f of fields) {
+    const v = requireString(body, f, res);
+    if (v === undefined) return undefined;
+    out[f] = v;
+  }
+  return out;
+}

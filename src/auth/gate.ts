@@ -27,7 +27,7 @@ const principals = new WeakMap<IncomingMessage, Principal>();
 /** Who the gate found this request to be (undefined on a public path without credentials). */
 export const principalOf = (req: IncomingMessage): Principal | undefined => principals.get(req);
 
-export function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): Principal | undefined {
+function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): Principal | undefined {
   const auth = cfg.web.auth;
   if (auth.mode === 'disabled') return { kind: 'disabled' };
   if (facts.fromServiceProxy(req)) return { kind: 'proxy' };

@@ -3,8 +3,9 @@
 //   scrypt$<log2 N>$<r>$<p>$<salt, base64url>$<hash, base64url>
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 
-// N = 2^15, r = 8: 32 MiB and about 0.1 s a hash on x86 (docs/performance.md has the Pi's figure):
-// slow enough to make guessing expensive, fast enough for a login.
+// N = 2^15, r = 8: 32 MiB and 64-85 ms a hash on the x86 build machine (docs/performance.md; a Pi's
+// cores are slower): slow enough to make guessing expensive, fast enough for a sign-in. The hash
+// runs on libuv's thread pool, so the event loop keeps serving meanwhile.
 const LOG2_N = 15;
 const R = 8;
 const P = 1;

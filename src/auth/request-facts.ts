@@ -10,7 +10,7 @@ import { parse as parseCookies } from '@tinyhttp/cookie';
 const LOOPBACK = compile(['127.0.0.0/8', '::1/128']);
 const FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-service-proxy', 'forwarded', 'x-real-ip'];
 
-export function isLoopback(addr: string | undefined): boolean {
+function isLoopback(addr: string | undefined): boolean {
   return Boolean(addr) && LOOPBACK(addr!.trim().replace(/^\[|\]$/g, ''), 0);
 }
 
@@ -47,6 +47,7 @@ const firstValue = (h: string | string[] | undefined): string | undefined =>
 
 export class RequestFacts {
   private readonly trusted: Trust;
+  private readonly told = new WeakSet<IncomingMessage>();
 
   /** onIgnored hears of forwarding headers from an untrusted peer (a debug line, no more). */
   constructor(trustedProxies: string[], private readonly onIgnored: (peer: string) => void = () => {}) {
@@ -57,7 +58,10 @@ export class RequestFacts {
   peerTrusted(req: IncomingMessage): boolean {
     const peer = req.socket.remoteAddress;
     if (peer && this.trusted(peer, 0)) return true;
-    if (FORWARDING_HEADERS.some((h) => req.headers[h] !== undefined)) this.onIgnored(peer ?? '');
+    if (!this.told.has(req) && FORWARDING_HEADERS.some((h) => req.headers[h] !== undefined)) {
+      this.told.add(req); // one line a request, however many headers are looked at
+      this.onIgnored(peer ?? '');
+    }
     return false;
   }
 

@@ -2,7 +2,7 @@
 // signed-in user's password change. `printbox-agent passwd` and provisioning are the other ways.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { readJsonBody, requireString } from '../body.js';
+import { readStringFields } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../../auth/passwords.js';
 import { usernameProblem } from '../../store/accounts.js';
@@ -20,14 +20,9 @@ export function register(app: App, ctx: AgentContext): void {
 
   app.post('/api/v1/auth/setup', async (req, res) => {
     if (!passwordMode()) return sendText(res, 403, `account setup is not available in ${ctx.config.web.auth.mode} auth mode`);
-    const body = await readJsonBody(req, res, 8 * 1024);
-    if (!body) return;
-    const code = requireString(body, 'setup_code', res);
-    if (code === undefined) return;
-    const username = requireString(body, 'username', res);
-    if (username === undefined) return;
-    const password = requireString(body, 'password', res);
-    if (password === undefined) return;
+    const form = await readStringFields(req, res, ['setup_code', 'username', 'password'] as const);
+    if (!form) return;
+    const { setup_code: code, username, password } = form;
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return sendText(res, 400, problem);
     if (ctx.accounts.count() > 0) return sendText(res, 409, 'an account exists already: sign in instead');
@@ -53,12 +48,9 @@ export function register(app: App, ctx: AgentContext): void {
       return sendText(res, 403, 'password change needs a signed-in user (use printbox-agent passwd on the box)');
     }
     const user = principal.user;
-    const body = await readJsonBody(req, res, 8 * 1024);
-    if (!body) return;
-    const current = requireString(body, 'current_password', res);
-    if (current === undefined) return;
-    const next = requireString(body, 'new_password', res);
-    if (next === undefined) return;
+    const form = await readStringFields(req, res, ['current_password', 'new_password'] as const);
+    if (!form) return;
+    const { current_password: current, new_password: next } = form;
     const problem = passwordProblem(next);
     if (problem) return sendText(res, 400, `new_password: ${problem}`);
     const keys = limiterKeys(ctx.facts.clientAddress(req), user);

@@ -4,7 +4,7 @@
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
-import { readJsonBody, requireString } from '../body.js';
+import { readStringFields } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { queryOf } from '../query.js';
 import { parseTime, formatTime } from '../../model/time.js';
@@ -108,12 +108,9 @@ export function register(app: App, ctx: AgentContext): void {
     if (mode !== 'server' && mode !== 'password') {
       return sendText(res, 403, `password login is not available in ${mode} auth mode`);
     }
-    const body = await readJsonBody(req, res, 8 * 1024);
-    if (!body) return;
-    const username = requireString(body, 'username', res);
-    if (username === undefined) return;
-    const password = requireString(body, 'password', res);
-    if (password === undefined) return;
+    const form = await readStringFields(req, res, ['username', 'password'] as const);
+    if (!form) return;
+    const { username, password } = form;
     const keys = limiterKeys(ctx.facts.clientAddress(req), username);
     if (!withinLimit(ctx, req, res, keys)) return;
 
