@@ -80,6 +80,8 @@ export interface PrinterInfo {
   paper_tray_status?: Record<string, string>;
   paper_trays?: PaperTray[];
   subnet_mask?: string;
+  /** The external print server (interface card) the printer is reached through: its own name, not the printer's. */
+  print_server?: { model: string; firmware?: string };
   gateway?: string;
   dhcp_server?: string;
   hostname?: string;

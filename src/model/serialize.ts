@@ -158,6 +158,7 @@ export const PRINTER_INFO_FIELDS: Fields = [
   req('learned_oids', 'object'),
   ...opt('bool', 'is_color', 'is_mono', 'is_copier', 'is_scanner', 'is_fax', 'is_laser', 'is_inkjet', 'has_duplex'),
   ...opt('string', 'form_factor', 'device_type'),
+  ...opt('object', 'print_server'),
 ];
 
 // Contract 2.1: every field required.

@@ -9,10 +9,12 @@
 //   serial:        prtGeneralSerialNumber > vendor serial OID > 1284 SN/SER/SERN > none
 //                  (the caller then falls back to the MAC). Trimmed of NUL/whitespace padding;
 //                  placeholders such as "0" or "unknown" count as none.
-//   manufacturer:  vendor from sysObjectID enterprise > 1284 MFG > hrDeviceDescr > sysDescr
-//   model:         1284 MDL > vendor model OID > hrDeviceDescr; manufacturer prefix and a
-//                  trailing "series" removed
+//   manufacturer:  the brand the printer's texts name (rebadged lines: UTAX, Develop, Dell ...)
+//                  > vendor from sysObjectID enterprise > 1284 MFG (identity.ts)
+//   model:         1284 MDL > vendor model OID > hrDeviceDescr > sysDescr, each cleaned of the
+//                  brand prefix, firmware versions, service tags, the serial, "series"
 //   page_count:    prtMarkerLifeCount (marker 1, counted in impressions or sheets) > vendor total
+//                  > mono + colour when the printer reports those two and no total
 //   mono/colour:   vendor counters; a printer whose only colorant is black has mono = total
 import { formatTime } from '../../model/time.js';
 import type { LearnedOids, PaperTray, PrinterInfo } from '../../model/printer-info.js';
@@ -49,6 +51,9 @@ import { parseDeviceId, type DeviceId } from './device-id.js';
 import { isSupplyAlert, readAlerts, readTrays, statusMessages, type Alert } from './status.js';
 import { colorantColours, readSupplies, type Supply } from './supplies.js';
 import { bytesOf, column, enterpriseOf, num, numOf, text, textOf, type Found } from './values.js';
+import { brandOf, cleanModel } from './identity.js';
+
+export { cleanModel };
 
 export { readPlan } from '../vendors/index.js';
 
@@ -104,19 +109,6 @@ export function cleanSerial(s: string | undefined): string | undefined {
   const t = s.replace(/[\x00-\x1f\x7f]/g, '').trim();
   if (t === '' || PLACEHOLDER.test(t)) return undefined;
   return t;
-}
-
-const MFG_PREFIX =
-  /^(brother|epson|kyocera(\s+mita)?|hp|hewlett[-\s]?packard|canon|lexmark|ricoh|xerox|fuji\s*xerox|konica\s*minolta|sharp|samsung|oki(data)?|dell|toshiba|sindoh|pantum|develop|nrg|savin|lanier|gestetner)\s+/i;
-
-/** Model text without the manufacturer prefix and a trailing "series". */
-export function cleanModel(s: string | undefined): string | undefined {
-  if (!s) return undefined;
-  let t = s.replace(/\s+/g, ' ').trim();
-  const stripped = t.replace(MFG_PREFIX, '');
-  if (stripped !== '') t = stripped;
-  t = t.replace(/\s+series$/i, '').trim();
-  return t === '' ? undefined : t;
 }
 
 /** "aa:bb:cc:dd:ee:ff" from six bytes; undefined for anything else or all zeros. */
@@ -247,8 +239,10 @@ export function parsePrinter(values: OidValues, ip: string, now: Date): ParsedPr
   const hrDescr = text(values, `${HR_DEVICE_DESCR}.${devIdx}`, charset);
   const { id: deviceId, oid: deviceIdOid } = readDeviceId(values);
 
-  const vendor = findVendor(enterpriseOf(sysObjectId), [deviceId?.manufacturer, hrDescr, sysDescr]);
-  const genericModel = cleanModel(deviceId?.model) ?? cleanModel(hrDescr);
+  const enterprise = enterpriseOf(sysObjectId);
+  const vendor = findVendor(enterprise, [deviceId?.manufacturer, hrDescr, sysDescr]);
+  const brand = brandOf([deviceId?.manufacturer, deviceId?.model, hrDescr, sysDescr], enterprise);
+  const genericModel = cleanModel(deviceId?.model, { brand }) ?? cleanModel(hrDescr, { brand });
   const facts: VendorFacts = vendor?.parse?.({ values, deviceId, model: genericModel }) ?? {};
 
   // --- identity
@@ -262,14 +256,25 @@ export function parsePrinter(values: OidValues, ip: string, now: Date): ParsedPr
   const idSerial = cleanSerial(deviceId?.serial);
   const serial = pick(serialStd, vendorSerial, idSerial ? { value: idSerial, oid: deviceIdOid } : undefined);
 
-  // A manufacturer is only named from a vendor match or the device ID's own MFG field: the first
-  // word of a free-text description is often a product line, not a maker.
-  const manufacturer = vendor?.name ?? canonicalManufacturer(deviceId?.manufacturer);
+  // A manufacturer is only named from a brand the printer's texts or enterprise number name, a
+  // vendor match or the device ID's own MFG field: the first word of a free-text description is
+  // often a product line, not a maker.
+  const manufacturer = brand ?? vendor?.name ?? canonicalManufacturer(deviceId?.manufacturer);
 
+  const modelSources: Array<Found<string> | undefined> = [
+    deviceId?.model ? { value: deviceId.model, oid: deviceIdOid } : undefined,
+    facts.model,
+    hrDescr ? { value: hrDescr, oid: `${HR_DEVICE_DESCR}.${devIdx}` } : undefined,
+    sysDescr ? { value: sysDescr, oid: SYS_DESCR } : undefined,
+  ];
   let model: Found<string> | undefined;
-  if (deviceId?.model && cleanModel(deviceId.model)) model = { value: cleanModel(deviceId.model)!, oid: deviceIdOid };
-  else if (facts.model && cleanModel(facts.model.value)) model = { value: cleanModel(facts.model.value)!, oid: facts.model.oid };
-  else if (hrDescr && cleanModel(hrDescr)) model = { value: cleanModel(hrDescr)!, oid: `${HR_DEVICE_DESCR}.${devIdx}` };
+  for (const src of modelSources) {
+    const m = src && cleanModel(src.value, { brand: manufacturer, serial: serial?.value });
+    if (m) {
+      model = { value: m, oid: src.oid };
+      break;
+    }
+  }
 
   let firmware = facts.firmware?.value;
   if (!firmware && sysDescr) {
@@ -289,6 +294,8 @@ export function parsePrinter(values: OidValues, ip: string, now: Date): ParsedPr
     if (serial.oid) learned.serial_oid = serial.oid;
   }
   if (sysDescr) info.description = sysDescr;
+  // An interface card's own identity, named as the card's (the printer's is above).
+  if (facts.print_server?.model) info.print_server = Object.fromEntries(Object.entries(facts.print_server).filter(([, v]) => v)) as PrinterInfo['print_server'];
   const location = text(values, SYS_LOCATION, charset);
   if (location) info.location = location;
   const contact = text(values, SYS_CONTACT, charset);
@@ -340,6 +347,11 @@ export function parsePrinter(values: OidValues, ip: string, now: Date): ParsedPr
     info.color_impressions = color.value;
     meters.color_pages = color.value;
     if (color.oid) learned.color_pages_oid = color.oid;
+  }
+  // No total, but both halves of it: the meter a technician bills from is their sum.
+  if (!pageFound && mono && color) {
+    metrics.page_count = mono.value + color.value;
+    info.page_count = metrics.page_count;
   }
   if (facts.scan_count) {
     metrics.scan_count = facts.scan_count.value;

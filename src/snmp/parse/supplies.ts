@@ -12,6 +12,7 @@
 // as the remaining space, so their percentage is the space left (100 = empty box).
 import {
   PRT_MARKER_COLORANT_VALUE,
+  PRT_MARKER_PROCESS_COLORANTS,
   PRT_MARKER_SUPPLIES_CLASS,
   PRT_MARKER_SUPPLIES_COLORANT_INDEX,
   PRT_MARKER_SUPPLIES_DESCRIPTION,
@@ -107,13 +108,22 @@ const KIND_BY_TYPE: Record<string, { key: string; coloured?: boolean }> = {
   staples: { key: 'staples' },
 };
 
+// Two-letter colour codes count only as words of their own: "PK-3010S" (a UTAX toner kit),
+// "MK-1150" (a Kyocera maintenance kit) and "LC-3219" (a Brother cartridge) are part numbers.
+const NOT_PART_NUMBER = '(?![-\\s]?\\d)';
+const code = (letters: string) => new RegExp(`\\b${letters}\\b${NOT_PART_NUMBER}`);
+
 const COLOUR_WORDS: Array<[RegExp, string]> = [
-  [/photo\s*black|\bpk\b/, 'photo_black'],
-  [/matte?\s*black|\bmk\b/, 'matte_black'],
+  [/photo\s*black/, 'photo_black'],
+  [code('pk'), 'photo_black'],
+  [/matte?\s*black/, 'matte_black'],
+  [code('mk'), 'matte_black'],
   [/light\s*light\s*black|light\s*gr[ae]y/, 'light_gray'],
   [/light\s*black|\bgr[ae]y\b/, 'gray'],
-  [/(light|photo)\s*cyan|\blc\b/, 'light_cyan'],
-  [/(light|photo)\s*magenta|\blm\b/, 'light_magenta'],
+  [/(light|photo)\s*cyan/, 'light_cyan'],
+  [code('lc'), 'light_cyan'],
+  [/(light|photo)\s*magenta/, 'light_magenta'],
+  [code('lm'), 'light_magenta'],
   [/black|schwarz|noir|negro|nero|preto|czarn|\bblk\b|\bbk\b/, 'black'],
   [/cyan|\bcian|\bciano/, 'cyan'],
   [/magenta/, 'magenta'],
@@ -161,6 +171,7 @@ function kindFromDescription(desc: string): { key: string; coloured?: boolean; c
   if (/transfer/.test(d)) return { key: 'transfer_unit' };
   if (/fuser|fixing/.test(d)) return { key: 'fuser' };
   if (/staple/.test(d)) return { key: 'staples' };
+  if (/roller\s*kit/.test(d)) return { key: 'roller_kit' };
   if (/maintenance\s*kit|\bkit\b/.test(d)) return { key: 'maintenance_kit' };
   if (/clean/.test(d)) return { key: 'cleaner' };
   if (/toner|\bink\b|cartridge|tinte|encre/.test(d)) return { key: 'toner', colourant: true };
@@ -213,7 +224,10 @@ export function readSupplies(values: OidValues, charset?: string): Supply[] {
   // Rows: every index that has a description or a level.
   const indexes = new Set<string>([...descr.map(([i]) => i), ...levels.keys()]);
   const colourNames = [...colorants.values()].map((v) => normaliseColour(textOf(v))).filter(Boolean);
-  const monoDevice = colourNames.length > 0 && colourNames.every((c) => c === 'black');
+  // Mono: every colorant named is black; with no colorant table, one process colorant per marker.
+  const processColorants = [...columnMap(values, PRT_MARKER_PROCESS_COLORANTS).values()].map(numOf);
+  const monoDevice =
+    colourNames.length > 0 ? colourNames.every((c) => c === 'black') : processColorants.length > 0 && processColorants.every((n) => n === 1);
 
   const used = new Map<string, number>();
   const out: Supply[] = [];

@@ -15,10 +15,11 @@ import { samsung } from './samsung.js';
 import { sharp } from './sharp.js';
 import type { VendorModule } from './types.js';
 import { xerox } from './xerox.js';
+import { zebra } from './zebra.js';
 
 export type { VendorModule, VendorFacts, VendorContext } from './types.js';
 
-export const VENDORS: readonly VendorModule[] = [hp, brother, canon, epson, kyocera, lexmark, ricoh, xerox, konica, sharp, samsung, oki];
+export const VENDORS: readonly VendorModule[] = [hp, brother, canon, epson, kyocera, lexmark, ricoh, xerox, konica, sharp, samsung, oki, zebra];
 
 /** Module by IANA enterprise number. */
 export function vendorByEnterprise(enterprise: number | undefined): VendorModule | undefined {

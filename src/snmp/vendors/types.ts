@@ -29,6 +29,8 @@ export interface VendorFacts {
   /** Supply percentages the vendor MIB knows better than Printer-MIB. */
   supplies?: Supply[];
   capabilities?: Partial<Record<Capability, boolean>>;
+  /** The interface card the printer is reached through, when its MIB names one. */
+  print_server?: { model: string; firmware?: string };
   /** OIDs worth remembering (learned_oids.vendor_specific_oids). */
   oids?: Record<string, string>;
 }
