@@ -6,11 +6,14 @@
 // Reports: scan time against the floor the silent addresses' timeouts force at the configured
 // concurrency; SNMP requests/s the scanner sustains against the simulator beside the simulator's own
 // ceiling (single-OID GETs, many in flight); CPU and peak memory of this process (the scanner) and
-// the simulator's CPU. Every packet goes to 127.88.0.0/24 (allowed_ranges is set to it).
+// the simulator's CPU; then an identity table: every recording in test/fixtures/snmp read as
+// discovery reads it, manufacturer, model and serial found beside the ones expected. Every packet
+// goes to 127.88.0.0/24 or 127.79.3.0/24 (allowed_ranges is set to them).
 import { readFileSync } from 'node:fs';
 import { openSession, type SnmpCredential } from '../../src/snmp/client.js';
 import { DEFAULT_SCAN_CONCURRENCY, DEFAULT_SCAN_TIMEOUT_MS, readHost, scan } from '../../src/snmp/scan.js';
 import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
+import { identityOverUdp } from '../../test/helpers/identity.js';
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -117,6 +120,21 @@ async function main() {
   } finally {
     await sim.stop();
   }
+
+  // 4. Identity over every recording.
+  const rows = await identityOverUdp();
+  const same = (a: unknown, b: unknown) => (a ?? null) === (b ?? null);
+  console.log('\n## identity (every recording in test/fixtures/snmp, read over UDP)');
+  console.log('| recording | manufacturer | model | serial | as expected |');
+  console.log('|---|---|---|---|---|');
+  let ok = 0;
+  for (const r of rows) {
+    const match = same(r.found.manufacturer, r.expected.manufacturer) && same(r.found.model, r.expected.model) && same(r.found.serial, r.expected.serial);
+    if (match) ok++;
+    const cell = (f: string | undefined, e: string | null) => (same(f, e) ? (f ?? '-') : `${f ?? '-'} (expected ${e ?? '-'})`);
+    console.log(`| ${r.recording} | ${cell(r.found.manufacturer, r.expected.manufacturer)} | ${cell(r.found.model, r.expected.model)} | ${cell(r.found.serial, r.expected.serial)} | ${match ? 'yes' : 'no'} |`);
+  }
+  console.log(`${ok}/${rows.length} recordings identified as expected`);
 }
 
 main().catch((e) => {

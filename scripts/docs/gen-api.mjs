@@ -85,7 +85,7 @@ const pretty = (text, max = 40) => {
 const sections = [
   ['Read operations (contract 4.1)', [
     ['GET', '/devices/list', 'Saved devices (hidden ones included), as SavedDeviceEntry. No parameters, no method guard.'],
-    ['GET', '/devices/discovered', 'Visible, unsaved devices as PrinterInfo, page_count and toner_levels from the latest raw snapshot. `minutes=N` keeps those seen in the last N minutes; `include_known=true` adds saved ones.'],
+    ['GET', '/devices/discovered', 'Visible, unsaved devices as PrinterInfo, page_count and toner_levels from the latest raw snapshot. `minutes=N` keeps those seen in the last N minutes; `include_known=true` adds saved ones. `manufacturer` is the brand on the printer (rebadged lines by their own name: UTAX, Develop, Gestetner, FUJIFILM, Dell ...); `model` is cleaned of brand prefix, firmware versions, service tags and serial; `page_count` is the printer\'s total, or mono + colour when it reports only those two; `print_server` (`{"model","firmware"?}`, an addition) names the interface card a printer is reached through, apart from the printer.'],
     ['GET', '/devices/discovered?include_known=true&minutes=120', null],
     ['GET', '/api/devices/profile?serial=VD21457943', 'Device record and latest raw snapshot (or null).'],
     ['GET', '/api/devices/metrics/latest?serial=VD21457943', 'Newest raw snapshot; `tier` omitted.'],
