@@ -27,7 +27,7 @@ export function register(app: App, ctx: AgentContext): void {
     if (problem) return sendText(res, 400, problem);
     if (ctx.accounts.count() > 0) return sendText(res, 409, 'an account exists already: sign in instead');
     const keys = limiterKeys(ctx.facts.clientAddress(req), '(setup code)');
-    if (!withinLimit(ctx, req, res, keys)) return;
+    if (!withinLimit(ctx, res, keys)) return;
     const hash = await hashPassword(password);
     if (!ctx.accounts.createFirstAccount(code, username, hash)) {
       if (ctx.accounts.count() > 0) return sendText(res, 409, 'an account exists already: sign in instead');
@@ -54,7 +54,7 @@ export function register(app: App, ctx: AgentContext): void {
     const problem = passwordProblem(next);
     if (problem) return sendText(res, 400, `new_password: ${problem}`);
     const keys = limiterKeys(ctx.facts.clientAddress(req), user);
-    if (!withinLimit(ctx, req, res, keys)) return;
+    if (!withinLimit(ctx, res, keys)) return;
     const account = ctx.accounts.get(user);
     if (!account || !(await verifyPassword(current, account.password_hash))) {
       countFailure(ctx, req, keys, `password change ${user}`);

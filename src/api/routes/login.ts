@@ -30,7 +30,7 @@ function loginView(ctx: AgentContext): LoginView {
 }
 
 /** The rate-limit check shared by every credential check: answers 429 and returns false when locked. */
-export function withinLimit(ctx: AgentContext, req: IncomingMessage, res: ServerResponse, keys: string[]): boolean {
+export function withinLimit(ctx: AgentContext, res: ServerResponse, keys: string[]): boolean {
   const wait = ctx.loginLimiter.retryAfter(keys);
   if (wait === 0) return true;
   res.setHeader('Retry-After', String(wait));
@@ -69,7 +69,7 @@ async function checkWithServer(
     ctx.log.warn({ err: (err as Error).message }, 'central server login request failed');
     return fail(502, 'central server unreachable');
   }
-  if (answer.status === 401 || answer.status === 403) return 'rejected' as const;
+  if (answer.status === 401 || answer.status === 403) return 'rejected';
   if (!answer.ok) return fail(502, `central server answered ${answer.status}`);
   let reply: { token?: unknown; expires_at?: unknown };
   try {
@@ -112,7 +112,7 @@ export function register(app: App, ctx: AgentContext): void {
     if (!form) return;
     const { username, password } = form;
     const keys = limiterKeys(ctx.facts.clientAddress(req), username);
-    if (!withinLimit(ctx, req, res, keys)) return;
+    if (!withinLimit(ctx, res, keys)) return;
 
     let expires: number | undefined;
     if (mode === 'password') {
@@ -156,7 +156,7 @@ export function register(app: App, ctx: AgentContext): void {
     const serverToken = q.get('token');
     if (!serverToken) return sendText(res, 400, 'token parameter required');
     const keys = [limiterKeys(ctx.facts.clientAddress(req), '')[0]];
-    if (!withinLimit(ctx, req, res, keys)) return;
+    if (!withinLimit(ctx, res, keys)) return;
     let answer: Response;
     try {
       answer = await fetch(serverUrl(ctx, 'api/v1/agents'), {
