@@ -1,8 +1,8 @@
 // The agent's request handler: request log, request-target check, auth gate, then the tinyhttp
 // app with the route modules. The first three run before tinyhttp sees the request, so the path
 // the gate judged is the path the router matches (web/request-target.ts says why).
-import { App } from '@tinyhttp/app';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { App, type Handler as RouteHandler } from '@tinyhttp/app';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AgentContext } from './context.js';
 import { sendText } from './respond.js';
 import { admit } from '../auth/gate.js';
@@ -34,6 +34,8 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {
+  // Per-request lines are debug output: at other levels the request carries no listener for them.
+  if (!ctx.log.isLevelEnabled('debug')) return;
   const start = process.hrtime.bigint();
   const path = (req.url ?? '').split('?')[0].slice(0, 200);
   res.on('finish', () => {
@@ -45,9 +47,22 @@ function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse
   });
 }
 
+// tinyhttp attaches some 25 helpers (req.query, res.json, res.send ...) to every request by
+// default; no route here uses them, and under load they cost half the CPU of a request and most of
+// its garbage (docs/performance.md). tinyhttp itself needs only res.sendStatus (a route parameter
+// that fails to decode), so that is all this provides.
+const routerExtensions: RouteHandler = (_req, res, next) => {
+  res.sendStatus = (code: number) => {
+    sendText(res, code, (STATUS_CODES[code] ?? 'error').toLowerCase());
+    return res;
+  };
+  next?.();
+};
+
 function createRouter(ctx: AgentContext): App {
   const app = new App({
     settings: { xPoweredBy: false },
+    applyExtensions: routerExtensions,
     noMatchHandler: (_req, res) => sendText(res, 404, 'not found'),
     onError: (err: unknown, _req, res) => {
       ctx.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'request failed');

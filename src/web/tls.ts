@@ -5,7 +5,6 @@ import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../store/atomic-file.js';
-import { generate } from 'selfsigned';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 
@@ -34,6 +33,8 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<v
   if (!paths.managed) throw new Error(`TLS certificate ${paths.cert} or key ${paths.key} not found`);
   const name = hostname();
   const notBefore = new Date(Date.now() - 3600_000);
+  // Loaded only here: it costs about 100 ms of start-up and is needed once in a box's life.
+  const { generate } = await import('selfsigned');
   const pems = await generate([{ name: 'commonName', value: name }], {
     keyType: 'ec',
     curve: 'P-256',
