@@ -3,11 +3,15 @@
 // repeated, under autocannon (16 connections, keep-alive). For each endpoint: requests/s,
 // p50/p99 latency, the server's CPU per request (from /proc), and agent/minimal ratios. Then
 // start-up: spawn to the first 200 of each. Everything on 127.0.0.1.
-//   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 5] [--rounds 3]
+//   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 5] [--rounds 3] [--db FILE]
+// --db: a copy of that database is served instead of a generated fleet, and history is measured
+// too (each period): use the 2-year fleet that history.ts generates and caches, e.g.
+// /var/tmp/printbox-bench/fleet-500x730-old60/printbox.db.
 import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -25,6 +29,8 @@ const DEVICES = arg('devices', 500);
 const SECONDS = arg('seconds', 5);
 const ROUNDS = arg('rounds', 3);
 const CONNECTIONS = 16;
+const dbIndex = process.argv.indexOf('--db');
+const DB = dbIndex > 0 ? process.argv[dbIndex + 1] : '';
 
 const freePort = () =>
   new Promise<number>((res) => {
@@ -90,9 +96,19 @@ try {
   const [agentPort, minimalPort] = [await freePort(), await freePort()];
   const config = join(dir, 'agent.toml');
   writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${agentPort}\nhttp_port = 0\n[web.auth]\nmode = "local"\nallow_local_admin = true\n[log]\nlevel = "warn"\n`);
-  writeFileSync(join(dir, 'fleet.ndjson'), fleet(Date.now()));
-  const imp = spawnSync(process.execPath, [cli, 'import', join(dir, 'fleet.ndjson'), '--config', config]);
-  if (imp.status !== 0) throw new Error(`import failed: ${imp.stderr}`);
+  let serial = 'BENCH00042';
+  if (DB) {
+    // A consistent copy of the cached fleet (its WAL folded in), opened by both servers.
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    const src = new Database(DB, { readonly: true });
+    await src.backup(join(dir, 'data/printbox.db'));
+    serial = (src.prepare('SELECT serial FROM devices ORDER BY serial LIMIT 1 OFFSET 42').get() as { serial: string }).serial;
+    src.close();
+  } else {
+    writeFileSync(join(dir, 'fleet.ndjson'), fleet(Date.now()));
+    const imp = spawnSync(process.execPath, [cli, 'import', join(dir, 'fleet.ndjson'), '--config', config]);
+    if (imp.status !== 0) throw new Error(`import failed: ${imp.stderr}`);
+  }
 
   // Start-up: spawn to the first 200 (the agent's certificate is made on its first start; the
   // timed start is the second, as on a box).
@@ -115,8 +131,9 @@ try {
   await waitFor200(minimalPort, '/api/version', Date.now() + 30_000);
   const bareStart = Date.now() - t1;
 
-  console.log(`node ${process.version}; ${DEVICES} saved devices; autocannon ${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, agent and minimal server interleaved`);
-  const endpoints = ['/api/devices/metrics/latest?serial=BENCH00042', '/devices/list', '/api/version'];
+  console.log(`node ${process.version}; ${DB ? `fleet ${DB}` : `${DEVICES} saved devices`}; autocannon ${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, agent and minimal server interleaved`);
+  const endpoints = [`/api/devices/metrics/latest?serial=${serial}`, '/devices/list', '/api/version'];
+  if (DB) for (const p of ['day', 'week', 'month', 'year']) endpoints.push(`/api/devices/metrics/history?serial=${serial}&period=${p}`);
   console.log('| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | req/s ratio (agent/minimal) |');
   console.log('|---|---|---|---|---|---|---|');
   for (const path of endpoints) {
@@ -137,7 +154,7 @@ try {
     });
     const a = row('agent');
     const m = row('minimal');
-    const name = path.split('?')[0];
+    const name = path.includes('period=') ? `history ${path.split('period=')[1]}` : path.split('?')[0];
     console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | **${(a.rps / m.rps).toFixed(2)}x** |`);
     console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | |`);
   }

@@ -10,9 +10,12 @@ import { DeviceStore } from '../../src/store/devices.js';
 import { MetricsStore } from '../../src/store/metrics.js';
 import { savedEntryJson, snapshotJson } from '../../src/api/views.js';
 import { versionInfo } from '../../src/version.js';
+import { lttb } from '../../src/api/lttb.js';
 import { TLS_OPTIONS } from '../../src/web/listeners.js';
 
 const [dbPath, cert, key, port] = process.argv.slice(2);
+const DAY = 86_400_000;
+const PERIODS: Record<string, number> = { day: DAY, week: 7 * DAY, month: 30 * DAY, year: 365 * DAY };
 const db = openDatabase(dbPath, { readonly: true });
 const devices = new DeviceStore(db);
 const metrics = new MetricsStore(db);
@@ -27,6 +30,13 @@ createServer({ cert: readFileSync(cert), key: readFileSync(key), ...TLS_OPTIONS 
   const url = new URL(req.url ?? '/', 'https://x');
   if (url.pathname === '/api/devices/metrics/latest') return json(res, snapshotJson(metrics.latestRaw(url.searchParams.get('serial') ?? '')!));
   if (url.pathname === '/devices/list') return json(res, devices.listSaved().map(savedEntryJson));
+  if (url.pathname === '/api/devices/metrics/history') {
+    // The agent's default: 200 points over the period, downsampled by LTTB.
+    const now = Date.now();
+    const period = PERIODS[url.searchParams.get('period') ?? 'week'];
+    const rows = metrics.historySampled(url.searchParams.get('serial') ?? '', now - period, now, now, (points) => lttb(points, 200));
+    return json(res, rows.length ? rows.map(snapshotJson) : null);
+  }
   if (url.pathname === '/api/version') return json(res, versionInfo());
   res.writeHead(404).end();
 }).listen(Number(port), '127.0.0.1', () => process.stdout.write('ready\n'));

@@ -1,0 +1,94 @@
+// The agent's memory under repeated scans (issue 22): a real agent process scans 50 simulated
+// printers (snmpsim, real recordings) plus 50 silent addresses on loopback, several times in a
+// row; its RSS and V8 heap figures are read after each scan. Run once with the unit's Node flags
+// and once without, to show what the flags buy. Everything on 127.89.0.0/24.
+//   npm run build && node dist/scripts/bench/memory.js [--scans 5]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const cli = join(here, '../../src/cli.js');
+// The Node flags of the unit's ExecStart (between the node binary and the agent), or --flags "...".
+const unit = readFileSync(join(here, '../../../systemd/printbox-agent.service'), 'utf8');
+const unitFlags = /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+cli\.js/m.exec(unit)?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+const f = process.argv.indexOf('--flags');
+const AGENT_NODE_FLAGS = f > 0 ? process.argv[f + 1].split(/\s+/).filter(Boolean) : unitFlags;
+const i = process.argv.indexOf('--scans');
+const SCANS = i > 0 ? Number(process.argv[i + 1]) : 5;
+const RECORDINGS = ['brother', 'epson_cw', 'epson_sc', 'kyocera_cs4053', 'kyocera_p2040'].map((n) => fixturePath(`printmaster/${n}.snmprec`));
+const printers = Array.from({ length: 50 }, (_, k) => `127.89.0.${k + 1}`);
+
+const freePort = () =>
+  new Promise<number>((res) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const data = body === undefined ? undefined : JSON.stringify(body);
+    const req = https.request(
+      { host: '127.0.0.1', port, path, method, rejectUnauthorized: false, agent: false, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} },
+      (res) => {
+        let text = '';
+        res.on('data', (c) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(data);
+  });
+}
+
+async function run(label: string, nodeFlags: string[], simPort: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'printbox-mem-bench-'));
+  const port = await freePort();
+  const config = join(dir, 'agent.toml');
+  writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "local"\n[log]\nlevel = "warn"\n`);
+  const agent: ChildProcess = spawn(process.execPath, [...nodeFlags, cli, 'serve', '--config', config], { stdio: 'ignore' });
+  try {
+    for (let k = 0; k < 200 && (await call(port, 'GET', '/api/version').catch(() => ({ status: 0 }))).status !== 200; k++) await new Promise((r) => setTimeout(r, 100));
+    const s = await call(port, 'POST', '/settings', {
+      discovery: { manual_ranges: true, ranges_text: '127.89.0.1-100', allowed_ranges: ['127.89.0.0/24'], snmp_timeout_ms: 1000, discover_concurrency: 64 },
+      snmp: { port: simPort, communities: ['public'] },
+    });
+    if (s.status !== 200) throw new Error(`settings: ${s.status} ${s.text}`);
+    const rss: string[] = [`start ${rssMiB(agent.pid!).toFixed(0)}`];
+    for (let n = 1; n <= SCANS; n++) {
+      const started = await call(port, 'POST', '/discover');
+      if (started.status !== 202) throw new Error(`discover: ${started.status} ${started.text}`);
+      for (;;) {
+        await new Promise((r) => setTimeout(r, 250));
+        const st = JSON.parse((await call(port, 'GET', '/discover')).text || '{}') as { state?: string };
+        if (st.state !== 'running') break;
+      }
+      rss.push(`${n}: ${rssMiB(agent.pid!).toFixed(0)}`);
+    }
+    const found = (JSON.parse((await call(port, 'GET', '/devices/discovered')).text) as unknown[]).length;
+    console.log(`| ${label} | ${found} | ${rss.join(', ')} |`);
+  } finally {
+    agent.kill('SIGTERM');
+    await new Promise((r) => agent.once('exit', r));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const sim = await startSnmpSim({ endpoints: printers.map((address, k) => ({ address, recording: RECORDINGS[k % RECORDINGS.length] })) });
+try {
+  console.log(`node ${process.version}; ${SCANS} scans of 50 printers + 50 silent addresses; RSS in MiB after each`);
+  console.log('| node flags | devices found (distinct serials) | RSS (MiB) |');
+  console.log('|---|---|---|');
+  await run('none', [], sim.port);
+  await run(AGENT_NODE_FLAGS.join(' '), AGENT_NODE_FLAGS, sim.port);
+} finally {
+  await sim.stop();
+}
