@@ -50,7 +50,7 @@ import type { VendorFacts, VendorModule } from '../vendors/types.js';
 import { parseDeviceId, type DeviceId } from './device-id.js';
 import { isSupplyAlert, readAlerts, readTrays, statusMessages, type Alert } from './status.js';
 import { colorantColours, readSupplies, type Supply } from './supplies.js';
-import { bytesOf, column, enterpriseOf, num, numOf, text, textOf, type Found } from './values.js';
+import { bytesOf, column, enterpriseOf, num, numOf, text, textOf, withOidIndex, type Found } from './values.js';
 import { brandOf, cleanModel } from './identity.js';
 
 export { cleanModel };
@@ -229,6 +229,11 @@ function pick<T>(...xs: Array<Found<T> | undefined>): Found<T> | undefined {
 
 /** Parses everything a read returned into PrinterInfo and a metrics snapshot. */
 export function parsePrinter(values: OidValues, ip: string, now: Date): ParsedPrinter {
+  // Dozens of column reads over a few hundred values: sort the OIDs once for all of them.
+  return withOidIndex(values, () => parseIndexed(values, ip, now));
+}
+
+function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   const charsetNum = column(values, PRT_LOCALIZATION_CHARSET).map(([, v]) => numOf(v)).find((n) => n !== undefined);
   const charset = charsetNum !== undefined ? CHARSETS[charsetNum] : undefined;
 

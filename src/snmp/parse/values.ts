@@ -99,31 +99,71 @@ export function firstNum(values: OidValues, oids: readonly string[]): Found<numb
 }
 
 /**
+ * Numeric OID order ("1.10" after "1.9"), compared in place: no split, no arrays. Parsing reads
+ * dozens of columns of a few hundred values per printer, so this runs often (docs/performance.md,
+ * memory).
+ */
+export function compareOid(a: string, b: string): number {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    let x = 0;
+    let y = 0;
+    for (; i < a.length && a.charCodeAt(i) !== 46; i++) x = x * 10 + a.charCodeAt(i) - 48;
+    for (; j < b.length && b.charCodeAt(j) !== 46; j++) y = y * 10 + b.charCodeAt(j) - 48;
+    if (x !== y) return x - y;
+    i++;
+    j++;
+  }
+  return (i < a.length ? 1 : 0) - (j < b.length ? 1 : 0);
+}
+
+// The OIDs of the value map being parsed, in numeric order, made once per parse (withOidIndex).
+// Outside a parse, or for another map, column() sorts what it needs itself.
+let indexed: { values: OidValues; oids: string[] } | undefined;
+
+/** Runs fn (synchronous: a parse) with the map's OIDs sorted once for every column() in it. */
+export function withOidIndex<T>(values: OidValues, fn: () => T): T {
+  const outer = indexed;
+  indexed = { values, oids: [...values.keys()].sort(compareOid) };
+  try {
+    return fn();
+  } finally {
+    indexed = outer;
+  }
+}
+
+/**
  * The rows of one table column: [index suffix, value] for every OID under `column.`, in
  * numeric index order. The suffix is the OID after the column ("1.3" for hrDevice 1, row 3).
+ * Within withOidIndex, a binary search into the map's sorted OIDs: a column's rows are one run.
  */
 export function column(values: OidValues, col: string): Array<[string, SnmpValue]> {
   const prefix = col + '.';
-  const out: Array<[string, SnmpValue]> = [];
-  for (const [oid, v] of values) {
-    if (oid.startsWith(prefix)) out.push([oid.slice(prefix.length), v]);
+  if (indexed?.values !== values) {
+    const rows: Array<[string, SnmpValue]> = [];
+    for (const [oid, v] of values) if (oid.startsWith(prefix)) rows.push([oid.slice(prefix.length), v]);
+    return rows.sort((a, b) => compareOid(a[0], b[0]));
   }
-  out.sort((a, b) => compareSuffix(a[0], b[0]));
+  const oids = indexed.oids;
+  let lo = 0;
+  let hi = oids.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareOid(oids[mid], col) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: Array<[string, SnmpValue]> = [];
+  for (let k = lo; k < oids.length && oids[k].startsWith(prefix); k++) {
+    const v = values.get(oids[k]);
+    if (v) out.push([oids[k].slice(prefix.length), v]);
+  }
   return out;
 }
 
 /** Column as a map from index suffix to value. */
 export function columnMap(values: OidValues, col: string): Map<string, SnmpValue> {
   return new Map(column(values, col));
-}
-
-export function compareSuffix(a: string, b: string): number {
-  const pa = a.split('.').map(Number);
-  const pb = b.split('.').map(Number);
-  for (let i = 0; i < Math.min(pa.length, pb.length); i++) {
-    if (pa[i] !== pb[i]) return pa[i] - pb[i];
-  }
-  return pa.length - pb.length;
 }
 
 /** The enterprise number from a sysObjectID under 1.3.6.1.4.1, if any. */
