@@ -190,6 +190,8 @@ echo "       $state"
 check "agent READY (Type=notify and active/running)" \
   grep -q 'ActiveState=active .*SubState=running Type=notify' <<<"$state"
 check "agent not restarted during boot (NRestarts=0)" grep -q 'NRestarts=0 ' <<<"$state"
+# Why, when it was: the agent's own last words.
+grep -q 'NRestarts=0 ' <<<"$state" || vm "journalctl -b -u printbox-agent.service --no-pager | tail -n 40" | sed 's/^/       /'
 check "redirect socket active" vm systemctl is-active --quiet printbox-redirect.socket
 failed_units=$(vm systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ') || true
 check "no failed units (${failed_units:-none})" test -z "$failed_units"

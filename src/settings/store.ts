@@ -8,8 +8,12 @@ const KEY = 'settings';
 export class SettingsStore {
   private current: Settings;
   private readonly listeners = new Set<(s: Settings) => void>();
+  // Prepared once: a Statement finalized by the garbage collector can abort the process under
+  // Node 24 with better-sqlite3 12 (see AccountStore).
+  private readonly save;
 
   constructor(private readonly db: DB, defaults: SettingsDefaults, onBadStored?: (msg: string) => void) {
+    this.save = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     const base = defaultSettings(defaults);
     const row = db.prepare('SELECT value FROM settings WHERE key = ?').get(KEY) as { value: string } | undefined;
     this.current = base;
@@ -31,9 +35,7 @@ export class SettingsStore {
   /** Validates and stores a partial update; throws SettingsError and changes nothing on error. */
   update(patch: unknown): Settings {
     const next = mergeSettings(this.current, patch);
-    this.db
-      .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
-      .run(KEY, JSON.stringify(next));
+    this.save.run(KEY, JSON.stringify(next));
     this.current = next;
     for (const l of this.listeners) l(next);
     return next;

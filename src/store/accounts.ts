@@ -25,38 +25,50 @@ export const hashSetupCode = (code: string): string => createHash('sha256').upda
 /** Codes are typed from a screen: case, spaces and dashes do not matter. */
 export const normalizeSetupCode = (code: string): string => code.toUpperCase().replace(/[\s-]/g, '');
 
+// Statements are prepared once, with the store: under Node 24, better-sqlite3 12 can abort the
+// process when the garbage collector finalizes a Statement (docs/performance.md, memory), and the
+// public sign-in page must not make one per request.
 export class AccountStore {
-  constructor(private readonly db: DB, private readonly now: () => number = Date.now) {}
+  private readonly stmt;
+
+  constructor(private readonly db: DB, private readonly now: () => number = Date.now) {
+    this.stmt = {
+      count: db.prepare('SELECT count(*) AS n FROM accounts'),
+      get: db.prepare('SELECT * FROM accounts WHERE username = ?'),
+      upsert: db.prepare(
+        `INSERT INTO accounts (username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
+      ),
+      clearCode: db.prepare('DELETE FROM setup_code'),
+      code: db.prepare('SELECT code_hash FROM setup_code'),
+      setCode: db.prepare(
+        'INSERT INTO setup_code (id, code_hash, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at',
+      ),
+    };
+  }
 
   count(): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM accounts').get() as { n: number }).n;
+    return (this.stmt.count.get() as { n: number }).n;
   }
 
   get(username: string): Account | undefined {
-    return this.db.prepare('SELECT * FROM accounts WHERE username = ?').get(username) as Account | undefined;
+    return this.stmt.get.get(username) as Account | undefined;
   }
 
   /** Creates the account or replaces its password. */
   setPassword(username: string, passwordHash: string): void {
     const t = this.now();
-    this.db
-      .prepare(
-        `INSERT INTO accounts (username, password_hash, created_at, updated_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (username) DO UPDATE SET password_hash = excluded.password_hash, updated_at = excluded.updated_at`,
-      )
-      .run(username, passwordHash, t, t);
+    this.stmt.upsert.run(username, passwordHash, t, t);
     // Once an account exists the setup code has no use left.
-    this.db.prepare('DELETE FROM setup_code').run();
+    this.stmt.clearCode.run();
   }
 
   setupCodeHash(): string | undefined {
-    return (this.db.prepare('SELECT code_hash FROM setup_code').get() as { code_hash: string } | undefined)?.code_hash;
+    return (this.stmt.code.get() as { code_hash: string } | undefined)?.code_hash;
   }
 
   setSetupCode(code: string): void {
-    this.db
-      .prepare('INSERT INTO setup_code (id, code_hash, created_at) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET code_hash = excluded.code_hash, created_at = excluded.created_at')
-      .run(hashSetupCode(code), this.now());
+    this.stmt.setCode.run(hashSetupCode(code), this.now());
   }
 
   /**
