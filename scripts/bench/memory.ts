@@ -88,7 +88,7 @@ try {
   console.log('| node flags | devices found (distinct serials) | RSS (MiB) |');
   console.log('|---|---|---|');
   await run('none', [], sim.port);
-  await run(AGENT_NODE_FLAGS.join(' '), AGENT_NODE_FLAGS, sim.port);
+  if (AGENT_NODE_FLAGS.length) await run(AGENT_NODE_FLAGS.join(' '), AGENT_NODE_FLAGS, sim.port);
 } finally {
   await sim.stop();
 }
