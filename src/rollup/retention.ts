@@ -130,8 +130,10 @@ export function maintainFile(db: Database): number {
   const pages = db.pragma('page_count', { simple: true }) as number;
   if (autoVacuum === 2 && free > FREELIST_RESERVE_PAGES * 2 && free * 4 > pages) {
     const n = free - Math.max(FREELIST_RESERVE_PAGES, Math.floor(pages / 10));
-    db.pragma(`incremental_vacuum(${n})`);
-    vacuumed = n;
+    // A power of two (at most n): the statement cache (store/db.ts) then holds a few texts, not
+    // one per pass; the rest goes at the next pass.
+    vacuumed = 2 ** Math.floor(Math.log2(n));
+    db.pragma(`incremental_vacuum(${vacuumed})`);
   }
   if (walSize(db) > WAL_TRUNCATE_BYTES) db.pragma('wal_checkpoint(TRUNCATE)');
   return vacuumed;
