@@ -4,7 +4,7 @@
 #   scripts/build-image.sh amd64   -> build/amd64/rootfs.img, vmlinuz, initrd.img (QEMU, boot test)
 #   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4 card)
 # Runs as root (mmdebstrap root mode, chroot). Installs the Debian tools it needs when missing.
-# Caches Debian packages, Node.js and compiled addons in $PRINTBOX_CACHE
+# Caches Debian packages and Node.js in $PRINTBOX_CACHE
 # (default /var/cache/printbox-build). Reproducible: SOURCE_DATE_EPOCH (default: the time of the
 # last commit) fixes every time stamp; the build ends with a package manifest.
 set -euo pipefail
@@ -40,7 +40,6 @@ if [ "$target" = arm64 ]; then
   have genimage || need+=(genimage)
   have mkfs.vfat || need+=(dosfstools)
   have mcopy || need+=(mtools)
-  have aarch64-linux-gnu-g++ || need+=(crossbuild-essential-arm64)
   have qemu-aarch64-static || need+=(qemu-user-static)
   have update-binfmts || need+=(binfmt-support)
   have arch-test || need+=(arch-test)

@@ -7,6 +7,14 @@ stage_start=0
 stage() { stage_start=$(date +%s); echo "== $1"; }
 stage_end() { echo "== $1 took $(( $(date +%s) - stage_start ))s"; }
 
+# Everything below runs on the Node.js the box ships (image/printbox.conf), not the machine's own:
+# native addons and the runtime's own behaviour (GC, finalizers) are what the box will meet.
+stage "the box's Node.js"
+PATH="$(scripts/box-node.sh)/bin:$PATH"
+export PATH
+node --version
+stage_end "the box's Node.js"
+
 stage "npm dependencies"
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund

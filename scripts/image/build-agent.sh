@@ -2,9 +2,8 @@
 # Builds the agent for the image: scripts/image/build-agent.sh <amd64|arm64> <out-dir>
 # <out-dir> becomes /opt/printbox: dist/ (compiled from this checkout), node_modules/ (production
 # dependencies for the target CPU), node/ (the official Node.js binary from the npm registry).
-# better-sqlite3 is compiled for the target's Node and CPU (cross-compiled for arm64 with
-# crossbuild-essential-arm64) and cached in $CACHE/addons; `usb` installs its prebuilt
-# per-platform package. Nothing is left to download at first boot.
+# The native addons are N-API builds their packages ship: better-sqlite3's prebuilds/ and `usb`'s
+# per-platform package; only the target's is kept. Nothing is left to download at first boot.
 set -euo pipefail
 target=$1
 out=$2
@@ -19,25 +18,17 @@ export SOURCE_DATE_EPOCH
 
 work=$CACHE/agent-$target
 rm -rf "$work" "$out"
-mkdir -p "$work/src" "$work/prod" "$CACHE/node" "$CACHE/addons" "$out"
+mkdir -p "$work/src" "$work/prod" "$out"
 
-# 1. Node.js for the target (cached package tarball from the npm registry).
-node_tgz=$CACHE/node/$NODE_PACKAGE-$NODE_VERSION.tgz
-if [ ! -s "$node_tgz" ]; then
-  (cd "$CACHE/node" && npm pack --silent "$NODE_PACKAGE@$NODE_VERSION" >/dev/null)
-fi
-nodedir=$CACHE/node/$NODE_PACKAGE-$NODE_VERSION
-if [ ! -x "$nodedir/bin/node" ]; then
-  mkdir -p "$nodedir.tmp" && tar -xzf "$node_tgz" -C "$nodedir.tmp" --strip-components=1
-  rm -rf "$nodedir" && mv "$nodedir.tmp" "$nodedir"
-fi
+# 1. Node.js for the target (the npm registry's package, cached; the same one the tests run on).
+nodedir=$(PRINTBOX_CACHE=$CACHE "$repo/scripts/box-node.sh" "$NODE_ARCH")
 mkdir -p "$out/node/bin"
 install -m 0755 "$nodedir/bin/node" "$out/node/bin/node"
 install -m 0644 "$nodedir/LICENSE" "$out/node/LICENSE"
 
 # 2. The agent's JavaScript, compiled from this checkout's files (tracked and new, not ignored).
 # Only src/ is compiled (tests and benchmarks are not shipped, and their state never blocks an image).
-(cd "$repo" && git ls-files -z -co --exclude-standard -- src scripts/build.mjs \
+(cd "$repo" && git ls-files -z -co --exclude-standard -- src scripts/build.mjs docs/openapi.yaml \
     package.json package-lock.json tsconfig.json README.md | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$work/src"
 node -e '
   const fs = require("fs"); const f = process.argv[1];
@@ -64,28 +55,13 @@ cp "$repo/package.json" "$repo/package-lock.json" "$work/prod/"
 # Keep only this platform's prebuilt usb package.
 find "$work/prod/node_modules/@node-usb" -mindepth 1 -maxdepth 1 ! -name "usb-linux-$NODE_ARCH-gnu" -exec rm -rf {} + 2>/dev/null || true
 
-# 4. better-sqlite3 for the target's Node ABI and CPU (cached).
+# 4. better-sqlite3: its package carries N-API prebuilds for every platform; keep the target's
+# and drop the sources it would need only to compile one.
 bs_dir=$work/prod/node_modules/better-sqlite3
 bs_ver=$(node -p "require('$bs_dir/package.json').version")
-addon=$CACHE/addons/better-sqlite3-$bs_ver-node$NODE_VERSION-linux-$NODE_ARCH.node
-if [ ! -s "$addon" ]; then
-  gyp=$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js
-  t0=$(date +%s)
-  (
-    cd "$bs_dir"
-    if [ "$NODE_ARCH" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then
-      export CC=aarch64-linux-gnu-gcc CXX=aarch64-linux-gnu-g++ AR=aarch64-linux-gnu-ar \
-        LINK=aarch64-linux-gnu-g++ CC_host=gcc CXX_host=g++
-    fi
-    npm_config_nodedir="$nodedir" node "$gyp" rebuild --release --nodedir="$nodedir" --arch="$NODE_ARCH" \
-      --jobs="$(nproc)" >"$work/better-sqlite3-build.log" 2>&1 || { tail -40 "$work/better-sqlite3-build.log"; exit 1; }
-  )
-  cp "$bs_dir/build/Release/better_sqlite3.node" "$addon.tmp" && mv "$addon.tmp" "$addon"
-  echo "better-sqlite3 $bs_ver built for node $NODE_VERSION linux-$NODE_ARCH in $(( $(date +%s) - t0 ))s"
-fi
-rm -rf "$bs_dir/build" "$bs_dir/deps" "$bs_dir/src"
-mkdir -p "$bs_dir/build/Release"
-cp "$addon" "$bs_dir/build/Release/better_sqlite3.node"
+[ -s "$bs_dir/prebuilds/linux-$NODE_ARCH.node" ] || { echo "better-sqlite3 $bs_ver has no linux-$NODE_ARCH prebuild" >&2; exit 1; }
+find "$bs_dir/prebuilds" -type f ! -name "linux-$NODE_ARCH.node" -delete
+rm -rf "$bs_dir/deps" "$bs_dir/src" "$bs_dir/binding.gyp"
 cp -a "$work/prod/node_modules" "$out/node_modules"
 
 # Same inputs, same files: fixed times on everything.
