@@ -1,8 +1,10 @@
-// Compiles the TypeScript sources and records what /api/version reports about this build.
+// Compiles the TypeScript sources, turns docs/openapi.yaml into the JSON the agent serves
+// (dist/src/api/openapi.json, GET /api/openapi.json), and records what /api/version reports
+// about this build.
 // Build facts come from the environment when the image build sets them (reproducible builds),
 // else from git and the clock.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -17,6 +19,12 @@ function git(args) {
 }
 
 execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', root], { stdio: 'inherit' });
+
+// yaml is a development dependency: the build has it, the box gets only the JSON.
+const { parse } = await import('yaml');
+const openapi = parse(readFileSync(join(root, 'docs/openapi.yaml'), 'utf8'));
+mkdirSync(join(root, 'dist/src/api'), { recursive: true });
+writeFileSync(join(root, 'dist/src/api/openapi.json'), JSON.stringify(openapi) + '\n');
 
 const epoch = process.env.SOURCE_DATE_EPOCH;
 const info = {

@@ -1,11 +1,13 @@
-// Writes docs/api.md: every endpoint the agent serves, with examples made by running the built
-// agent (npm run build first) on loopback with a seeded temporary database.
+// Writes docs/api.md from docs/openapi.yaml (the one description of the API: its text, parameters,
+// bodies, responses and event payloads) plus examples made by running the built agent (npm run
+// build first) on loopback with a seeded temporary database. Edit the YAML, not docs/api.md.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, dirname } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -82,102 +84,123 @@ const pretty = (text, max = 40) => {
   return ls.length > max ? [...ls.slice(0, max), `… (${ls.length - max} more lines)`].join('\n') : ls.join('\n');
 };
 
-const sections = [
-  ['Read operations (contract 4.1)', [
-    ['GET', '/devices/list', 'Saved devices (hidden ones included), as SavedDeviceEntry. No parameters, no method guard.'],
-    ['GET', '/devices/discovered', 'Visible, unsaved devices as PrinterInfo, page_count and toner_levels from the latest raw snapshot. `minutes=N` keeps those seen in the last N minutes; `include_known=true` adds saved ones. `manufacturer` is the brand on the printer (rebadged lines by their own name: UTAX, Develop, Gestetner, FUJIFILM, Dell ...); `model` is cleaned of brand prefix, firmware versions, service tags and serial; `page_count` is the printer\'s total, or mono + colour when it reports only those two; `print_server` (`{"model","firmware"?}`, an addition) names the interface card a printer is reached through, apart from the printer.'],
-    ['GET', '/devices/discovered?include_known=true&minutes=120', null],
-    ['GET', '/api/devices/profile?serial=VD21457943', 'Device record and latest raw snapshot (or null).'],
-    ['GET', '/api/devices/metrics/latest?serial=VD21457943', 'Newest raw snapshot; `tier` omitted.'],
-    ['GET', '/api/devices/metrics/history?serial=VD21457943&period=day&maxPoints=5', 'Tiers raw, hourly, daily, monthly by window; `period` day|week|month|year (default week) or `since`+`until` (RFC 3339, inclusive); LTTB to `maxPoints` (default 200, max 10000, <3 = no reduction) unless `raw=true`.'],
-    ['GET', `/api/devices/metrics/history?serial=VD21457943&since=${encodeURIComponent(iso(now - 60 * 24 * H))}&until=${encodeURIComponent(iso(now - 47 * H))}`, null],
-    ['GET', '/api/devices/metrics/history?serial=VD21457943&since=2026-03-01%2010:00:00&until=2026-03-02T00:00:00Z', 'A non-RFC 3339 bound is a 400.'],
-    ['GET', '/api/devices/metrics/history?serial=NOSUCH', 'No rows: 200 with `null`.'],
-    ['GET', '/api/devices/metrics/bounds?serial=VD21457943', 'Earliest/latest timestamps and row count across all tiers.'],
-    ['GET', '/api/devices/metrics/latest', 'Missing serial.'],
-    ['POST', '/api/devices/profile?serial=VD21457943', 'Method guard.'],
-    ['GET', '/api/version', 'Public: no credential needed.'],
-  ]],
-  ['Device management', [
-    ['POST', '/devices/save', 'Body `{"serial"}`: marks a discovered device saved.', { serial: 'RH28Y00024' }],
-    ['POST', '/devices/update', 'Body `{"serial", "asset_number"?, "location"?, "description"?, "visible"?}`: what a person sets; discovery never overwrites it (recorded in `locked_fields`).', { serial: 'RH28Y00024', asset_number: 'A-1001' }],
-    ['POST', '/devices/save/all', 'Saves every visible discovered device.'],
-    ['POST', '/devices/metrics/collect', 'Body `{"serial"}`: reads the device over SNMP now and answers the stored snapshot; 504 when it does not answer.', { serial: 'NOSUCH' }],
-    ['POST', '/devices/delete', 'Body `{"serial"}`: removes the device and all its history in one transaction.', { serial: 'RH28Y00024' }],
-    ['POST', '/devices/save', 'Bodies are validated: wrong content type 415, malformed JSON or missing fields 400.', { serial: 7 }],
-  ]],
-  ['Discovery and settings', [
-    ['GET', '/settings', 'The contract\'s `discovery` object plus SNMP credentials (v3 keys never shown) and the polling interval.'],
-    ['POST', '/settings', 'Partial update, all or nothing, applied at once and persisted. A bad value is a 400 naming the field.', { discovery: { manual_ranges: true, ranges_text: '127.0.1.1-20', allowed_ranges: ['127.0.0.0/8'] } }],
-    ['POST', '/settings', null, { discovery: { snmp_timeout_ms: -1 } }],
-    ['GET', '/settings/subnet_scan', 'Deprecated (use /settings, discovery.subnet_scan); still works.'],
-    ['POST', '/discover', 'Starts a scan of the configured ranges and/or local subnets and answers 202 at once; a running scan is reported with `already_running`. Progress: `discovery_update` events.'],
-    ['GET', '/discover', 'The last scan\'s state.'],
-    ['GET', '/saved_ranges', 'Removed: 410 Gone with a pointer to /settings (also /mib_walk).'],
-  ]],
-  ['Events and logs', [
-    ['GET', '/logs?level=warn&tail=5', 'Recent structured log records (`level` debug|info|warn|error, `tail` 1-2000, default 200).'],
-    ['GET', '/logs?level=loud', null],
-  ]],
+
+// The examples: requests made against the seeded agent, shown under their operation.
+const EXAMPLES = [
+  ['GET', '/devices/list'],
+  ['GET', '/devices/discovered'],
+  ['GET', '/devices/discovered?include_known=true&minutes=120'],
+  ['GET', '/api/devices/profile?serial=VD21457943'],
+  ['GET', '/api/devices/metrics/latest?serial=VD21457943'],
+  ['GET', '/api/devices/metrics/latest'],
+  ['GET', '/api/devices/metrics/history?serial=VD21457943&period=day&maxPoints=5'],
+  ['GET', `/api/devices/metrics/history?serial=VD21457943&since=${encodeURIComponent(iso(now - 60 * 24 * H))}&until=${encodeURIComponent(iso(now - 47 * H))}`],
+  ['GET', '/api/devices/metrics/history?serial=VD21457943&since=2026-03-01%2010:00:00&until=2026-03-02T00:00:00Z'],
+  ['GET', '/api/devices/metrics/history?serial=NOSUCH'],
+  ['GET', '/api/devices/metrics/bounds?serial=VD21457943'],
+  ['POST', '/api/devices/profile?serial=VD21457943'],
+  ['GET', '/api/version'],
+  ['POST', '/devices/save', { serial: 'RH28Y00024' }],
+  ['POST', '/devices/save', { serial: 7 }],
+  ['POST', '/devices/update', { serial: 'RH28Y00024', asset_number: 'A-1001' }],
+  ['POST', '/devices/save/all'],
+  ['POST', '/devices/metrics/collect', { serial: 'NOSUCH' }],
+  ['POST', '/devices/delete', { serial: 'RH28Y00024' }],
+  ['GET', '/settings'],
+  ['POST', '/settings', { discovery: { manual_ranges: true, ranges_text: '127.0.1.1-20', allowed_ranges: ['127.0.0.0/8'] } }],
+  ['POST', '/settings', { discovery: { snmp_timeout_ms: -1 } }],
+  ['GET', '/settings/subnet_scan'],
+  ['POST', '/discover'],
+  ['GET', '/discover'],
+  ['GET', '/saved_ranges'],
+  ['GET', '/logs?level=warn&tail=5'],
+  ['GET', '/logs?level=loud'],
 ];
 
-let md = `# Agent HTTP API\n\nGenerated by \`node scripts/docs/gen-api.mjs\` from a running agent (build ${JSON.parse((await call('GET', '/api/version')).text).version}) on a seeded database; the contract is \`../shared/spec/agent-api-0.1.0.md\`, decisions in \`../shared/docs/decisions.md\`.\n\nAll endpoints but \`/api/version\` and the sign-in endpoints below need a credential: the \`pm_agent_session\` cookie, a loopback client (local admin, when \`web.auth.allow_local_admin\`), or the internal proxy header \`X-Service-Proxy: server\`. \`X-Forwarded-For\`, \`X-Forwarded-Proto\` and \`X-Service-Proxy\` count only when the TCP peer is in \`web.auth.trusted_proxies\` (default: loopback); from any other peer they are ignored. Without a credential: 302 to \`/login?return_to=...\` when \`Accept\` contains \`text/html\`, else 401 \`unauthorized\`. Only canonical request paths are served: an empty segment (\`//x\`), a \`.\` or \`..\` segment, a backslash, an encoded \`/\`, \`\\\`, \`.\` or NUL answer 400 before authentication (\`bad request path: ...\`); an absolute-form target (\`https://host/x\`) is served as its path. Errors are plain text ending in a newline. The examples below come from a loopback client.\n`;
-for (const [title, calls] of sections) {
-  md += `\n## ${title}\n`;
-  for (const [method, path, text, body] of calls) {
-    const r = await call(method, path, { body });
-    if (text) md += `\n### \`${method} ${path.split('?')[0]}\`\n\n${text}\n`;
-    md += `\n\`\`\`\n$ ${method} ${path}${body ? `  ${JSON.stringify(body)}` : ''}\n${r.status}${r.headers.location ? ` Location: ${r.headers.location}` : ''} ${r.headers['content-type'] ?? ''}\n${pretty(r.text)}\n\`\`\`\n`;
+const doc = parseYaml(readFileSync(join(root, 'docs/openapi.yaml'), 'utf8'));
+const refName = (ref) => ref.split('/').pop();
+const deref = (o) => (o && o.$ref ? doc.components[o.$ref.split('/')[2]][refName(o.$ref)] : o);
+/** A schema in a few words: `Device`, `array of Device`, `string`, `integer | null`. */
+function typeText(schema) {
+  if (!schema) return '';
+  if (schema.$ref) return `[${refName(schema.$ref)}](#${refName(schema.$ref).toLowerCase()})`;
+  if (schema.type === 'array') return `array of ${typeText(schema.items)}`;
+  if (schema.oneOf || schema.anyOf) return (schema.oneOf ?? schema.anyOf).map(typeText).join(' or ');
+  if (schema.enum) return schema.enum.map((v) => `\`${v}\``).join(' \\| ');
+  const t = [].concat(schema.type ?? 'any').join(' \\| ');
+  return schema.format ? `${t} (${schema.format})` : t;
+}
+const cell = (text) => String(text ?? '').replace(/\s*\n\s*/g, ' ').replace(/\|/g, '\\|');
+
+function propertiesTable(schema) {
+  const props = Object.entries(schema.properties ?? {});
+  if (!props.length) return '';
+  const required = new Set(schema.required ?? []);
+  return '\n| field | type | |\n|---|---|---|\n' +
+    props.map(([k, v]) => `| \`${k}\`${required.has(k) ? ' (required)' : ''} | ${typeText(v)} | ${cell(v.description)} |`).join('\n') + '\n';
+}
+
+function operationText(method, path, op) {
+  let out = `\n### \`${method.toUpperCase()} ${path}\`${op.deprecated ? ' (deprecated)' : ''}\n\n**${op.summary}.**${op.security?.length === 0 ? ' Public: no credential needed.' : ''}\n`;
+  if (op.description) out += `\n${op.description.trim()}\n`;
+  const params = (op.parameters ?? []).map(deref);
+  if (params.length) {
+    out += '\n| parameter | in | type | |\n|---|---|---|---|\n' +
+      params.map((p) => `| \`${p.name}\`${p.required ? ' (required)' : ''} | ${p.in} | ${typeText(p.schema)} | ${cell(p.description)} |`).join('\n') + '\n';
+  }
+  const bodySchema = op.requestBody?.content?.['application/json']?.schema;
+  if (bodySchema) {
+    out += `\nBody (\`application/json\`): ${typeText(bodySchema)}.\n`;
+    if (!bodySchema.$ref) out += propertiesTable(bodySchema);
+  }
+  out += '\n| status | type | |\n|---|---|---|\n';
+  for (const [status, r] of Object.entries(op.responses)) {
+    const res = deref(r);
+    const media = Object.entries(res.content ?? {}).map(([m, c]) => `\`${m}\`${c.schema && m === 'application/json' ? ` ${typeText(c.schema)}` : ''}`).join(', ');
+    out += `| ${status} | ${media || '(no body)'} | ${cell(res.description)} |\n`;
+  }
+  return out;
+}
+
+
+// Run the examples in their order (they change the seeded state) and keep each under its operation.
+const examples = new Map();
+for (const [method, path, body] of EXAMPLES) {
+  const r = await call(method, path, { body });
+  const key = `${method.toLowerCase()} ${path.split('?')[0]}`;
+  const text = `\n\`\`\`\n$ ${method} ${path}${body ? `  ${JSON.stringify(body)}` : ''}\n${r.status}${r.headers.location ? ` Location: ${r.headers.location}` : ''} ${r.headers['content-type'] ?? ''}\n${pretty(r.text)}\n\`\`\`\n`;
+  examples.set(key, (examples.get(key) ?? '') + text);
+}
+
+const version = JSON.parse((await call('GET', '/api/version')).text).version;
+let md = `# Agent HTTP API\n\nGenerated by \`node scripts/docs/gen-api.mjs\` from \`docs/openapi.yaml\` (served by the agent as \`GET /api/openapi.json\`) with examples from a running agent (build ${version}) on a seeded database, asked from a loopback client. The contract is \`../shared/spec/agent-api-0.1.0.md\`, decisions in \`../shared/docs/decisions.md\`.\n\n${doc.info.description.trim()}\n`;
+// Methods a path answers only with 405 (the contract's method guard) are one line under its GET.
+const guardOnly = (op) => '405' in op.responses && !Object.keys(op.responses).some((s) => s.startsWith('2'));
+const operations = Object.entries(doc.paths).flatMap(([path, item]) => {
+  const methods = Object.entries(item).filter(([m]) => ['get', 'post', 'put', 'patch', 'delete', 'options', 'head'].includes(m));
+  const guarded = methods.filter(([, op]) => guardOnly(op)).map(([m]) => m);
+  return methods.filter(([, op]) => !guardOnly(op)).map(([method, op]) => ({ path, method, op, guarded: method === 'get' ? guarded : [] }));
+});
+for (const tag of doc.tags) {
+  const ops = operations.filter((o) => o.op.tags?.[0] === tag.name);
+  if (!ops.length) continue;
+  md += `\n## ${tag.description.replace(/\.$/, '')}\n`;
+  for (const { path, method, op, guarded } of ops) {
+    md += operationText(method, path, op) + (examples.get(`${method} ${path}`) ?? '');
+    if (guarded.length) {
+      md += `\n${guarded.map((m) => m.toUpperCase()).join(', ')}: 405 \`GET only\` with \`Allow: GET\`.\n`;
+      md += guarded.map((m) => examples.get(`${m} ${path}`) ?? '').join('');
+    }
+  }
+  if (tag.name === 'events') {
+    md += '\nEvent payloads (`x-events`):\n\n';
+    for (const [name, s] of Object.entries(doc.paths['/events'].get['x-events'])) md += `- \`${name}\`: ${typeText(s)}\n`;
   }
 }
-md += `
-## Events: \`GET /events\`
-
-Server-Sent Events. \`connected\` \`{"agent_version"}\` on open; \`discovery_update\`
-\`{"scan_id","state":"running|done|failed","scanned","total","found","error"?}\`;
-\`device_change\` \`{"serial","change":"discovered|updated|saved|hidden|deleted|metrics"}\`. A comment
-line every 15 s keeps the stream alive; a client that stops reading is dropped. At most 4 streams
-per client address (a fifth: 503); when all 32 are open, a new stream closes the oldest stream of
-the client holding the most.
-
-## \`GET /logfile\`
-
-The in-memory log (the box logs to journald) as a text download, one JSON record a line.
-
-## Sign-in endpoints
-
-Auth modes: \`local\` (no sign-in; the box itself is the local admin), \`password\` (local accounts:
-the appliance's mode), \`server\` (credentials checked by the central server), \`disabled\`.
-Failed attempts (sign-in, setup code, password change, server callback) are counted per client
-address and per account name: after 5, the next attempt within 1 s, 2 s, 4 s ... (at most
-15 minutes) answers 429 \`too many failed attempts: try again in N s\` with \`Retry-After\`, before
-any password is checked.
-
-- \`GET /login?return_to=/path\` (and its script \`/login.js\`): the sign-in page; in password mode
-  while no account exists, the setup page (setup code, user, password); in local and disabled
-  mode a notice.
-- \`POST /api/v1/auth/login\` \`{"username","password"}\`: password mode checks the local account
-  (scrypt); server mode asks the central server's \`/api/v1/auth/login\`. On success 200
-  \`{"user","expires_at"}\` and the agent's own \`pm_agent_session\` cookie (Path=/, HttpOnly,
-  SameSite=Lax, Expires, Max-Age, Secure over HTTPS): 24 hours, or in server mode the server's
-  \`expires_at\` (at most 30 days; one already past or unreadable: 502, no session). 401
-  \`invalid credentials\`; 502 when the server is unreachable; 403 in local and disabled mode.
-- \`POST /api/v1/auth/logout\`: ends the session and clears the cookie; 204.
-- \`POST /api/v1/auth/setup\` \`{"setup_code","username","password"}\` (password mode, while no
-  account exists): makes the first account with the one-time code from the console or
-  \`printbox-setup.txt\`, then signs in; 201 \`{"user","expires_at"}\`. 401 \`invalid setup code\`,
-  409 once an account exists, 400 naming a bad user name or a password under 8 characters.
-- \`POST /api/v1/auth/password\` \`{"current_password","new_password"}\` (password mode, a signed-in
-  user): 204; the user's other sessions end. 401 \`current_password is wrong\`.
-- \`GET /api/v1/auth/callback?token=...&return_to=/path\` (server mode): the server token is
-  checked by calling the server's \`GET /api/v1/agents\` with it; on success a local session
-  cookie (24 hours) and a 302 to \`return_to\` (local paths only).
-
-## HTTP listener
-
-With \`web.redirect_http_to_https\` (default) every request on the HTTP port answers 302 to
-\`https://<same host>:<https_port><same path and query>\` before anything else runs.
-`;
+md += '\n## Schemas\n';
+for (const [name, schema] of Object.entries(doc.components.schemas)) {
+  md += `\n### ${name}\n\n${schema.description ? cell(schema.description) + '\n' : ''}${propertiesTable(schema) || `\n${typeText(schema)}\n`}`;
+}
 writeFileSync(join(root, 'docs/api.md'), md);
 agent.kill('SIGTERM');
 await new Promise((r) => agent.once('exit', r));

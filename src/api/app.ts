@@ -17,6 +17,7 @@ import * as settingsRoutes from './routes/settings.js';
 import * as eventRoutes from './routes/events.js';
 import * as logRoutes from './routes/logs.js';
 import * as uiRoutes from './routes/ui.js';
+import * as openapiRoutes from './routes/openapi.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -31,6 +32,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   eventRoutes,
   logRoutes,
   uiRoutes,
+  openapiRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

@@ -9,9 +9,11 @@ import type { SessionStore } from './sessions.js';
 import { SESSION_COOKIE } from './sessions.js';
 import { cookieValue, type RequestFacts } from './request-facts.js';
 
-// Reachable without credentials: the version, and what a person needs to log in or set up.
+// Reachable without credentials: the version, the API's description, and what a person needs to
+// log in or set up.
 export const PUBLIC_PATHS = new Set([
   '/api/version',
+  '/api/openapi.json',
   '/login',
   '/login.js',
   '/api/v1/auth/login',

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { startAgent, expectJson, expectTextError, type Agent } from '../helpers/agent.js';
 import { startSnmpSim, fixturePath, writeMovedCounters, type SnmpSim } from '../helpers/snmpsim.js';
 import { device, ndjson, metrics, HOUR } from '../helpers/seed.js';
+import { eventProblem } from '../helpers/openapi.js';
 
 // Printers on 127.0.1.1-5, silence on the rest of 127.0.1.1-40. Values from the recordings
 // (test/fixtures/snmp/printmaster, see their README): serial and prtMarkerLifeCount.1.1.
@@ -201,4 +202,10 @@ test('logs: recent records by level and tail; bad parameters are 400', async () 
   const file = await agent.get('/logfile');
   assert.equal(file.status, 200);
   assert.match(String(file.headers['content-disposition']), /attachment/);
+});
+
+test('every event the stream carried is described in docs/openapi.yaml (x-events)', () => {
+  const kinds = new Set(events.map((e) => e.event));
+  for (const kind of ['connected', 'discovery_update', 'device_change']) assert.ok(kinds.has(kind), `saw ${kind}`);
+  assert.deepEqual(events.map((e) => eventProblem(e.event, e.data)).filter(Boolean), []);
 });

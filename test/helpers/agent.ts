@@ -9,6 +9,7 @@
 //   startAgent(opts)                 -> write the config (or reuse opts.config), import opts.seed if given, start `serve`, wait until
 //                                       GET /api/version answers; resolves an Agent (see interface below).
 //   httpsRequest / httpRequest       -> one request on a fresh connection: {status, headers, body, peerFingerprint}.
+//                                       Every HTTPS response must be one docs/openapi.yaml describes (assertDescribed).
 //   stopAll()                        -> SIGTERM every agent this process started (SIGKILL on process exit).
 //   expectTextError(res, status, msg) / expectJson(res, status?) -> contract assertions (text/plain;
 //                                       charset=utf-8 + nosniff + "msg\n"; application/json ending "\n").
@@ -26,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { fileURLToPath } from 'node:url';
+import { responseProblem, type CheckedResponse } from './openapi.js';
 
 /** Repository root (this file is at dist/test/helpers/agent.js once built). */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -269,11 +271,21 @@ function doRequest(
   });
 }
 
-export function httpsRequest(port: number, path: string, opts: ReqOptions = {}): Promise<Res> {
+/** An HTTPS request to an agent; the response must be one docs/openapi.yaml describes (helpers/openapi.ts). */
+export async function httpsRequest(port: number, path: string, opts: ReqOptions = {}): Promise<Res> {
   const tlsOpts: https.RequestOptions = opts.insecure || !opts.ca
     ? { rejectUnauthorized: false }
     : { ca: opts.ca, rejectUnauthorized: true, checkServerIdentity: () => undefined };
-  return doRequest(https, port, path, opts, tlsOpts);
+  const res = await doRequest(https, port, path, opts, tlsOpts);
+  assertDescribed(opts.method ?? 'GET', path, res);
+  return res;
+}
+
+/** Fails (throws) when docs/openapi.yaml does not describe the response. */
+export function assertDescribed(method: string, path: string, res: CheckedResponse): void {
+  // An absolute-form target (`https://host/path`) is routed by its path.
+  const problem = responseProblem(method, path.replace(/^https?:\/\/[^/?#]*/i, '') || '/', res);
+  if (problem) throw new assert.AssertionError({ message: `response not described by docs/openapi.yaml: ${problem}\n${res.body.slice(0, 300)}` });
 }
 
 export function httpRequest(port: number, path: string, opts: ReqOptions = {}): Promise<Res> {

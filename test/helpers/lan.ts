@@ -21,10 +21,11 @@
 // Connection: close (unless given), the given headers in order, Content-Length when a body is given
 // (0 for POST/PUT/PATCH/DELETE without body). Responses: header names lower-cased, set-cookie always
 // an array, other repeated headers joined with ", "; chunked bodies decoded; body cut to 4 KiB (UTF-8).
+// Every response must be one docs/openapi.yaml describes (agent.ts assertDescribed).
 // 10 s per request; a failed request gives { status: 0, headers: {}, body: <error message> }.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { cliPath, importNdjson, writeConfig, type AgentOptions, type TestConfig } from './agent.js';
+import { assertDescribed, cliPath, importNdjson, writeConfig, type AgentOptions, type TestConfig } from './agent.js';
 
 export interface Lan {
   tag: string;
@@ -48,6 +49,8 @@ export interface LanResponse {
   status: number;
   headers: Record<string, string | string[]>;
   body: string;
+  /** The body was longer than the 4 KiB kept. */
+  truncated?: boolean;
 }
 
 export interface BoxAgent {
@@ -177,7 +180,7 @@ function parse(buf, closed, method) {
       else headers[k] = k in headers ? headers[k] + ', ' + v : v;
     }
     const rest = buf.subarray(start);
-    const done = (body) => ({ res: { status, headers, body: body.subarray(0, 4096).toString('utf8') } });
+    const done = (body) => ({ res: { status, headers, body: body.subarray(0, 4096).toString('utf8'), truncated: body.length > 4096 } });
     if (method === 'HEAD' || status === 204 || status === 304) return done(Buffer.alloc(0));
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       const parts = [];
@@ -259,7 +262,14 @@ function runClient(ns: string, host: string, localAddress: string | undefined, p
       clearTimeout(timer);
       const last = out.trim().split('\n').pop() ?? '';
       if (code !== 0 || !last) return reject(new Error(`lan client in ${ns} exited ${code ?? signal}: ${err}${out}`));
-      resolve(JSON.parse(last) as LanResponse[]);
+      const responses = JSON.parse(last) as LanResponse[];
+      try {
+        // Every answer the agent gave (status 0: no answer) must be one docs/openapi.yaml describes.
+        responses.forEach((res, i) => res.status && assertDescribed(requests[i].method ?? 'GET', requests[i].path, res));
+      } catch (e) {
+        return reject(e);
+      }
+      resolve(responses);
     });
     p.stdin!.end(JSON.stringify({ host, port, localAddress, timeoutMs, requests }));
   });
