@@ -11,12 +11,12 @@ import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { device, metrics, ndjson } from '../../test/helpers/seed.js';
+import { cpuMs, freePort } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -32,17 +32,6 @@ const CONNECTIONS = 16;
 const dbIndex = process.argv.indexOf('--db');
 const DB = dbIndex > 0 ? process.argv[dbIndex + 1] : '';
 
-const freePort = () =>
-  new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-const cpuMs = (pid: number) => {
-  const rest = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(rest[11]) + Number(rest[12])) * 10; // utime + stime, 100 ticks/s
-};
 
 /** A fleet like a site's: DEVICES saved printers, each with a PrinterInfo and a latest snapshot. */
 function fleet(now: number): string {

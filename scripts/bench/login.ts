@@ -5,11 +5,11 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hashPassword } from '../../src/auth/passwords.js';
+import { freePort } from './process.js';
 
 const cli = join(dirname(fileURLToPath(import.meta.url)), '../../src/cli.js');
 const arg = process.argv.indexOf('--iterations');
@@ -29,13 +29,6 @@ async function timeIt(fn: () => Promise<unknown>, n = N): Promise<number[]> {
   return out;
 }
 
-const freePort = () =>
-  new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
 
 function request(port: number, path: string, body?: string): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -4,19 +4,17 @@
 // and once without, to show what the flags buy. Everything on 127.89.0.0/24.
 //   npm run build && node dist/scripts/bench/memory.js [--scans 5]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
+import { freePort, rssMiB, unitNodeFlags } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
-// The Node flags of the unit's ExecStart (between the node binary and the agent), or --flags "...".
-const unit = readFileSync(join(here, '../../../systemd/printbox-agent.service'), 'utf8');
-const unitFlags = /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+cli\.js/m.exec(unit)?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+const unitFlags = unitNodeFlags();
 const f = process.argv.indexOf('--flags');
 const AGENT_NODE_FLAGS = f > 0 ? process.argv[f + 1].split(/\s+/).filter(Boolean) : unitFlags;
 const i = process.argv.indexOf('--scans');
@@ -24,14 +22,6 @@ const SCANS = i > 0 ? Number(process.argv[i + 1]) : 5;
 const RECORDINGS = ['brother', 'epson_cw', 'epson_sc', 'kyocera_cs4053', 'kyocera_p2040'].map((n) => fixturePath(`printmaster/${n}.snmprec`));
 const printers = Array.from({ length: 50 }, (_, k) => `127.89.0.${k + 1}`);
 
-const freePort = () =>
-  new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
-    });
-  });
-const rssMiB = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
 function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {

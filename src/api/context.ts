@@ -11,6 +11,7 @@ import type { AccountStore } from '../store/accounts.js';
 import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from '../discovery/service.js';
+import type { LinkStatus } from '../server/status.js';
 
 export interface AgentContext {
   config: Config;
@@ -27,6 +28,8 @@ export interface AgentContext {
   events: EventBus;
   settings: SettingsStore;
   discovery: DiscoveryService;
+  /** The central server link (set once it exists; absent in tools that serve no link). */
+  serverLink?: { status(): LinkStatus };
   /** Clock for the API (tests of tier windows run against real time). */
   now(): number;
 }

@@ -29,8 +29,18 @@ const principals = new WeakMap<IncomingMessage, Principal>();
 /** Who the gate found this request to be (undefined on a public path without credentials). */
 export const principalOf = (req: IncomingMessage): Principal | undefined => principals.get(req);
 
+// Requests the central server sent over the box's own WebSocket channel (server/proxy.ts). Only
+// in-process code can put a request here: nothing that arrives from the network can.
+const channelRequests = new WeakSet<IncomingMessage>();
+
+/** Marks a request made in process for the central server's channel: it gets the proxy principal. */
+export function markFromServerChannel(req: IncomingMessage): void {
+  channelRequests.add(req);
+}
+
 function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): Principal | undefined {
   const auth = cfg.web.auth;
+  if (channelRequests.has(req)) return { kind: 'proxy' };
   if (auth.mode === 'disabled') return { kind: 'disabled' };
   if (facts.fromServiceProxy(req)) return { kind: 'proxy' };
   if (auth.allow_local_admin && facts.fromLoopback(req)) return { kind: 'local-admin' };

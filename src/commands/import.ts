@@ -14,7 +14,8 @@ export async function run(args: string[], configPath: string | undefined): Promi
   try {
     const input = args[0] === '-' ? process.stdin : createReadStream(args[0]);
     const r = await importNdjson(db, input);
-    process.stdout.write(`imported ${r.devices} devices and ${r.metrics} metric rows from ${args[0]}\n`);
+    const skipped = r.skipped ? `; ${r.skipped} raw rows already stored, skipped` : '';
+    process.stdout.write(`imported ${r.devices} devices and ${r.metrics} metric rows from ${args[0]}${skipped}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`printbox-agent import: ${args[0]}: ${(err as Error).message}; nothing was imported\n`);

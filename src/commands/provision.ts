@@ -13,6 +13,7 @@ import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
 import { AccountStore } from '../store/accounts.js';
 import { SettingsStore } from '../settings/store.js';
+import { settingsDefaults } from '../settings/settings.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import { asDataDirOwner } from '../store/as-owner.js';
 import { hashPassword } from '../auth/passwords.js';
@@ -48,7 +49,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
       if (applied?.value === sha256(text)) {
         say('printbox.toml unchanged since it was applied');
       } else {
-        const settings = new SettingsStore(db, config.discovery);
+        const settings = new SettingsStore(db, settingsDefaults(config));
         let p: Provision | undefined;
         try {
           p = parseProvision(text, settings.get());

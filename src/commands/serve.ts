@@ -17,6 +17,8 @@ import { notifyReady, notifyStopping, startWatchdog } from '../systemd/notify.js
 import { versionInfo } from '../version.js';
 import { EventBus } from '../events/bus.js';
 import { SettingsStore } from '../settings/store.js';
+import { settingsDefaults } from '../settings/settings.js';
+import { ServerLink } from '../server/link.js';
 import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
@@ -35,10 +37,13 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const sessions = new SessionStore();
   const sweep = setInterval(() => sessions.sweep(), 600_000);
   sweep.unref();
-  const devices = new DeviceStore(db);
+  const devices = new DeviceStore(db, {
+    onDuplicateReading: (s, storedId) =>
+      log.debug({ serial: s.serial, ts: s.ts, stored_id: storedId }, 'a second reading of a device in the same millisecond ignored'),
+  });
   const metrics = new MetricsStore(db);
   const events = new EventBus();
-  const settings = new SettingsStore(db, config.discovery, (msg) => log.warn({ err: msg }, 'stored settings ignored'));
+  const settings = new SettingsStore(db, settingsDefaults(config), (msg) => log.warn({ err: msg }, 'stored settings ignored'));
   const now = Date.now;
   const discovery = new DiscoveryService({ devices, settings, events, log, now });
   const facts = new RequestFacts(config.web.auth.trusted_proxies, (peer) =>
@@ -56,13 +61,20 @@ export async function run(_args: string[], configPath: string | undefined): Prom
 
   const paths = tlsPaths(config);
   await ensureCertificate(paths, log);
-  const listeners = await startListeners(config, loadPair(paths), createHandler(ctx), log);
+  const handler = createHandler(ctx);
+  const listeners = await startListeners(config, loadPair(paths), handler, log);
+  const serverLink = new ServerLink({
+    db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
+    uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
+  });
+  ctx.serverLink = serverLink;
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
   const stopWatchdog = startWatchdog(log);
   const stopRollups = startRollupSchedule(db, log);
   const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
+  serverLink.start();
 
   process.on('SIGUSR2', () => log.info('USB change notified'));
   let stopping = false;
@@ -74,6 +86,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopWatch();
     stopWatchdog();
     stopDiscovery();
+    await serverLink.stop();
     await stopRollups();
     await discovery.stop();
     await listeners.close();

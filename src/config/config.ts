@@ -20,7 +20,16 @@ export interface Config {
     tls: { cert_file: string; key_file: string };
     auth: { mode: AuthMode; allow_local_admin: boolean; trusted_proxies: string[] };
   };
-  server: { url: string };
+  /** The central server (server/link.ts); the URL and token are the defaults of the `server` settings. */
+  server: {
+    url: string;
+    enrollment_token: string;
+    /** PEM file: the only CA trusted for the server when set (a private CA); else the system's. */
+    ca_file: string;
+    /** Snapshots per upload batch, and the least time between two batches (a backlog drains at this rate). */
+    upload_batch_size: number;
+    upload_interval_ms: number;
+  };
   /** Defaults for the discovery settings, until someone changes them through /settings. */
   discovery: { subnet_scan: boolean; auto_discover: boolean; allowed_ranges: string[] };
   log: { level: LogLevel };
@@ -38,7 +47,7 @@ export function defaultConfig(): Config {
       // Forwarding headers count only from these peers (decisions.md, Auth).
       auth: { mode: 'local', allow_local_admin: true, trusted_proxies: ['127.0.0.0/8', '::1/128'] },
     },
-    server: { url: '' },
+    server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 500, upload_interval_ms: 1000 },
     // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
     discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [] },
     log: { level: 'info' },
@@ -66,6 +75,11 @@ const oneOf =
     if (typeof v !== 'string' || !allowed.includes(v)) {
       throw new ConfigError(`config key ${key}: expected one of ${allowed.join(', ')}`);
     }
+  };
+const intIn =
+  (lo: number, hi: number): Check =>
+  (v, key) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) throw new ConfigError(`config key ${key}: expected an integer ${lo}-${hi}`);
   };
 const isStringList: Check = (v, key) => {
   if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new ConfigError(`config key ${key}: expected a list of strings`);
@@ -99,7 +113,7 @@ const schema: Schema = {
     tls: { cert_file: isString, key_file: isString },
     auth: { mode: oneOf('local', 'password', 'server', 'disabled'), allow_local_admin: isBool, trusted_proxies: isStringList },
   },
-  server: { url: isUrl },
+  server: { url: isUrl, enrollment_token: isString, ca_file: isString, upload_batch_size: intIn(1, 5000), upload_interval_ms: intIn(0, 3_600_000) },
   discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
 };

@@ -1,5 +1,6 @@
 // In-process events for the SSE stream (decisions.md, Events).
 import { EventEmitter } from 'node:events';
+import type { LinkStatus } from '../server/status.js';
 
 export interface DiscoveryUpdate {
   scan_id: number;
@@ -15,6 +16,7 @@ export type DeviceChangeKind = 'discovered' | 'updated' | 'saved' | 'hidden' | '
 export interface AgentEvents {
   discovery_update: DiscoveryUpdate;
   device_change: { serial: string; change: DeviceChangeKind };
+  server_status: LinkStatus;
 }
 
 export type EventName = keyof AgentEvents;

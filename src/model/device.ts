@@ -7,6 +7,10 @@ export interface LockedField {
   locked_by?: string;
 }
 
+/**
+ * The record's types. Its list of fields is DEVICE_RECORD (device-fields.ts), which stores, serves,
+ * uploads and backs up each one: the build fails while the two differ.
+ */
 export interface Device {
   serial: string;
   ip: string;

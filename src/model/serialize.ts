@@ -93,28 +93,9 @@ export const PAPER_TRAY_FIELDS: Fields = [
   ...opt('string', 'status'),
 ];
 
-// Contract 2.2 (times are epoch ms in the record, RFC 3339 on the wire)
-export const DEVICE_FIELDS: Fields = [
-  req('serial', 'string'),
-  req('ip', 'string'),
-  ...opt('string', 'manufacturer', 'model', 'hostname', 'firmware', 'mac_address', 'subnet_mask', 'gateway'),
-  ...opt('array', 'consumables', 'status_messages'),
-  req('last_seen', 'time'),
-  req('created_at', 'time'),
-  req('first_seen', 'time'),
-  ...opt('string', 'discovery_method', 'asset_number', 'location', 'description', 'web_ui_url'),
-  ...opt('object', 'raw_data'),
-  ...opt('string', 'device_type', 'source_type', 'port_name', 'driver_name', 'spooler_status'),
-  ...opt('bool', 'is_usb', 'is_default', 'is_shared', 'usb_webui_available'),
-  ...opt('int', 'initial_page_count'),
-  ...opt('array', 'dns_servers'),
-  ...opt('string', 'dhcp_server'),
-  req('is_saved', 'bool'),
-  req('visible', 'bool'),
-  ...opt('string', 'walk_filename'),
-  ...opt('int', 'last_scan_id'),
-  ...opt('array', 'locked_fields'),
-];
+// Contract 2.2: derived from the device record's one field table (device-fields.ts), which also
+// drives storage and the backup.
+export { DEVICE_FIELDS } from './device-fields.js';
 
 // Contract 2.3. Counters are omitted when zero.
 export const METRICS_COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;

@@ -1,5 +1,5 @@
-// Retention (decisions.md, "Metric tiers"): raw rows older than 7 days, hourly older than 30 days and
-// daily older than 365 days are deleted once rolled up; monthly rows are kept.
+// Retention (decisions.md, "Metric tiers"): rows past their tier's window (RETENTION_DAYS, the
+// windows history reads: model/tiers.ts) are deleted once rolled up; monthly rows are kept.
 //
 // A row is "older than N days" when ts <= now - N days: the tier windows are open at that end, so such
 // a row is no longer served from its tier. Deletion goes by whole UTC days (raw, hourly) and whole
@@ -16,10 +16,10 @@
 // (late arrivals, a clock that jumped back), and a crash leaves either both or neither.
 import type { Database } from 'better-sqlite3';
 import { statSync } from 'node:fs';
+import { RETENTION_DAYS } from '../model/tiers.js';
 import { keyRange } from '../store/keys.js';
 import { DAY_MS, TIER_DEFS, dayStart, monthStart, withPassCache, ensureBucket, nextSourceTs, type AggTier } from './rollup.js';
 
-export const RETENTION_DAYS = { raw: 7, hourly: 30, daily: 365 } as const;
 /** Rows deleted per transaction, about: some tens of ms on the box, so requests are not held up. */
 export const MAX_ROWS_PER_BATCH = 8000;
 

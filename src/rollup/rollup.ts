@@ -14,11 +14,11 @@
 // Source rows are insert-only, so a recomputation with more samples means late arrivals (refresh);
 // one with fewer means the source was already thinned by retention, and must not shrink the bucket.
 import type { Database, Statement } from 'better-sqlite3';
+import { METRICS_COUNTERS } from '../model/serialize.js';
 import { BUCKET_MS, bucketOf, keyColumns, keyMatch, keyRange } from '../store/keys.js';
+import { AGGREGATE_COLUMNS } from '../store/metrics.js';
 
 export type AggTier = 'hourly' | 'daily' | 'monthly';
-export const COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;
-type Counter = (typeof COUNTERS)[number];
 
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 86_400_000;
@@ -60,12 +60,6 @@ export const TIER_DEFS: Record<AggTier, TierDef> = {
   },
 };
 
-const AGG_COLS = [
-  'serial', 'ts', 'sample_count',
-  ...COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
-  'toner_last', 'toner_avg',
-];
-
 type Row = Record<string, unknown>;
 
 interface Stmts {
@@ -99,7 +93,7 @@ function stmts(db: Database, def: TierDef): Stmts {
   const b = BUCKET_MS[src]!;
   const range = keyRange(src, '@start', '@end');
   const fromRaw = src === 'metrics_raw';
-  const counterCols = COUNTERS.map((c) => {
+  const counterCols = METRICS_COUNTERS.map((c) => {
     if (fromRaw) {
       const v = numeric(c);
       return `min(${v}) AS ${c}_min, max(${v}) AS ${c}_max, avg(${v}) AS ${c}_avg`;
@@ -131,8 +125,8 @@ function stmts(db: Database, def: TierDef): Stmts {
        GROUP BY serial`,
     ),
     upsert: db.prepare(
-      `INSERT INTO ${def.table} (${AGG_COLS.join(', ')}) VALUES (${AGG_COLS.map((c) => '@' + c).join(', ')})
-       ON CONFLICT (${keyColumns(def.table)}) DO UPDATE SET ${AGG_COLS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}
+      `INSERT INTO ${def.table} (${AGGREGATE_COLUMNS.join(', ')}) VALUES (${AGGREGATE_COLUMNS.map((c) => '@' + c).join(', ')})
+       ON CONFLICT (${keyColumns(def.table)}) DO UPDATE SET ${AGGREGATE_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}
        WHERE excluded.sample_count > ${def.table}.sample_count`,
     ),
     // nextSourceTs: the first bucket holding rows (one seek), then the earliest row in it.

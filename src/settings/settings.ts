@@ -36,7 +36,7 @@ export interface Settings {
   collection: {
     interval_minutes: number;
   };
-  /** The central server this box reports to (provisioning or /settings; the link itself is its own work). */
+  /** The central server this box reports to (server/link.ts). */
   server: {
     url: string;
     /** Secret: GET /settings shows it as "". */
@@ -48,6 +48,13 @@ export interface SettingsDefaults {
   subnet_scan: boolean;
   auto_discover: boolean;
   allowed_ranges: string[];
+  /** From the config file's `[server]`; provisioning, /settings or the server itself may change them. */
+  server?: { url: string; enrollment_token: string };
+}
+
+/** The config file's part of the settings' defaults. */
+export function settingsDefaults(c: { discovery: Omit<SettingsDefaults, 'server'>; server: { url: string; enrollment_token: string } }): SettingsDefaults {
+  return { ...c.discovery, server: { url: c.server.url, enrollment_token: c.server.enrollment_token } };
 }
 
 export function defaultSettings(d: SettingsDefaults): Settings {
@@ -65,7 +72,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
-    server: { url: '', enrollment_token: '' },
+    server: { url: d.server?.url ?? '', enrollment_token: d.server?.enrollment_token ?? '' },
   };
 }
 
@@ -184,6 +191,8 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
     if (!rules) throw new SettingsError(`unknown setting ${section}`);
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new SettingsError(`${section} must be an object`);
     for (const [key, value] of Object.entries(values)) {
+      // GET shows the link's state as server.link; a client that sends it back changes nothing.
+      if (section === 'server' && key === 'link') continue;
       const rule = rules[key];
       if (!rule) throw new SettingsError(`unknown setting ${section}.${key}`);
       next[section][key] = rule(value, `${section}.${key}`, next[section][key]);

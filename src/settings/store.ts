@@ -8,11 +8,9 @@ const KEY = 'settings';
 export class SettingsStore {
   private current: Settings;
   private readonly listeners = new Set<(s: Settings) => void>();
-  // Prepared once: a Statement finalized by the garbage collector can abort the process under
-  // Node 24 with better-sqlite3 12 (see AccountStore).
   private readonly save;
 
-  constructor(private readonly db: DB, defaults: SettingsDefaults, onBadStored?: (msg: string) => void) {
+  constructor(db: DB, defaults: SettingsDefaults, onBadStored?: (msg: string) => void) {
     this.save = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
     const base = defaultSettings(defaults);
     const row = db.prepare('SELECT value FROM settings WHERE key = ?').get(KEY) as { value: string } | undefined;

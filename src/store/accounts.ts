@@ -25,9 +25,8 @@ export const hashSetupCode = (code: string): string => createHash('sha256').upda
 /** Codes are typed from a screen: case, spaces and dashes do not matter. */
 export const normalizeSetupCode = (code: string): string => code.toUpperCase().replace(/[\s-]/g, '');
 
-// Statements are prepared once, with the store: under Node 24, better-sqlite3 12 can abort the
-// process when the garbage collector finalizes a Statement (docs/performance.md, memory), and the
-// public sign-in page must not make one per request.
+// Statements are prepared once, with the store: the public sign-in page must not compile SQL on
+// every request.
 export class AccountStore {
   private readonly stmt;
 

@@ -1,17 +1,8 @@
-// Device records in SQLite: one row per serial, arrays and objects kept as JSON text.
+// Device records in SQLite: one row per serial (columns and codecs: device-rows.ts).
 import type { DB } from './db.js';
 import type { Device, Snapshot } from '../model/device.js';
-import { MetricsStore } from './metrics.js';
-
-const JSON_COLUMNS = ['consumables', 'status_messages', 'raw_data', 'dns_servers', 'locked_fields', 'printer_info'] as const;
-const BOOL_COLUMNS = ['is_usb', 'is_default', 'is_shared', 'usb_webui_available', 'is_saved', 'visible'] as const;
-const COLUMNS = [
-  'serial', 'ip', 'manufacturer', 'model', 'hostname', 'firmware', 'mac_address', 'subnet_mask', 'gateway',
-  'consumables', 'status_messages', 'last_seen', 'created_at', 'first_seen', 'discovery_method', 'asset_number',
-  'location', 'description', 'web_ui_url', 'raw_data', 'device_type', 'source_type', 'port_name', 'driver_name',
-  'spooler_status', 'is_usb', 'is_default', 'is_shared', 'usb_webui_available', 'initial_page_count', 'dns_servers',
-  'dhcp_server', 'is_saved', 'visible', 'walk_filename', 'last_scan_id', 'locked_fields', 'printer_info',
-] as const;
+import { MetricsStore, type MetricsStoreOptions } from './metrics.js';
+import { COLUMNS, UPSERT_SQL, fromRow, toRow } from './device-rows.js';
 
 type Row = Record<string, unknown>;
 
@@ -19,32 +10,6 @@ type Row = Record<string, unknown>;
 // a poll notes the time there instead of rewriting the whole record (flash wear, migration 3).
 const SELECT_DEVICES = `SELECT d.*, max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen
   FROM devices d LEFT JOIN device_latest l ON l.serial = d.serial`;
-
-function fromRow(row: Row): Device {
-  const d: Row = { last_seen: row.seen ?? row.last_seen };
-  for (const col of COLUMNS) {
-    const v = row[col];
-    if (v === null || v === undefined || col === 'last_seen') continue;
-    if ((JSON_COLUMNS as readonly string[]).includes(col)) d[col] = JSON.parse(v as string);
-    else if ((BOOL_COLUMNS as readonly string[]).includes(col)) d[col] = v === 1;
-    else d[col] = v;
-  }
-  for (const col of BOOL_COLUMNS) d[col] ??= false;
-  return d as unknown as Device;
-}
-
-function toRow(d: Device): Row {
-  const row: Row = {};
-  const rec = d as unknown as Row;
-  for (const col of COLUMNS) {
-    const v = rec[col];
-    if (v === undefined || v === null) row[col] = null;
-    else if ((JSON_COLUMNS as readonly string[]).includes(col)) row[col] = JSON.stringify(v);
-    else if ((BOOL_COLUMNS as readonly string[]).includes(col)) row[col] = v ? 1 : 0;
-    else row[col] = v;
-  }
-  return row;
-}
 
 /** A device record read from the printer, and the raw snapshot taken with it. */
 export interface Reading {
@@ -72,16 +37,15 @@ export class DeviceStore {
   private readonly refreshStmt;
   private readonly savedStmt;
   private readonly metrics: MetricsStore;
-  constructor(private readonly db: DB) {
-    this.metrics = new MetricsStore(db);
+  /** `opts` go to the store its readings' snapshots are written through. */
+  constructor(private readonly db: DB, opts: MetricsStoreOptions = {}) {
+    this.metrics = new MetricsStore(db, opts);
     this.byId = db.prepare(`${SELECT_DEVICES} WHERE d.serial = ?`);
-    const upsertSql = `INSERT INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})
-       ON CONFLICT (serial) DO UPDATE SET ${COLUMNS.filter((c) => c !== 'serial').map((c) => `${c} = excluded.${c}`).join(', ')}`;
-    this.upsertStmt = db.prepare(upsertSql);
+    this.upsertStmt = db.prepare(UPSERT_SQL);
     // The same upsert, but an existing record is only rewritten when its content changed or it is a
     // day old: a poll then costs a device no page of its own (docs/performance.md, flash writes).
     this.refreshStmt = db.prepare(
-      `${upsertSql} WHERE NOT (${CONTENT_COLUMNS.map((c) => `devices.${c} IS excluded.${c}`).join(' AND ')})
+      `${UPSERT_SQL} WHERE NOT (${CONTENT_COLUMNS.map((c) => `devices.${c} IS excluded.${c}`).join(' AND ')})
          OR excluded.last_seen - devices.last_seen >= ${RECORD_REFRESH_MS}`,
     );
     this.savedStmt = db.prepare(`${SELECT_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`);
@@ -153,5 +117,9 @@ export class DeviceStore {
 
   listAll(): Device[] {
     return (this.db.prepare(`${SELECT_DEVICES} ORDER BY d.serial`).all() as Row[]).map(fromRow);
+  }
+
+  count(): number {
+    return this.db.prepare('SELECT count(*) FROM devices').pluck().get() as number;
   }
 }

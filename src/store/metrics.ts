@@ -4,9 +4,9 @@ import type { Statement } from 'better-sqlite3';
 import type { DB } from './db.js';
 import { TIERS, type Snapshot, type Tier } from '../model/device.js';
 import { METRICS_COUNTERS } from '../model/serialize.js';
-import { BUCKET_MS, TABLE, bucketOf, keyColumns } from './keys.js';
+import { tierWindows } from '../model/tiers.js';
+import { BUCKET_MS, TABLE, bucketOf, keyColumns, keyMatch, keyRange } from './keys.js';
 
-const DAY = 86_400_000;
 type AggTier = Exclude<Tier, 'raw'>;
 /**
  * Past this many bucket seeks (old rows of an import that no roll-up or retention has thinned
@@ -14,21 +14,20 @@ type AggTier = Exclude<Tier, 'raw'>;
  */
 const MAX_BUCKET_SEEKS = 24 * 60;
 
-/**
- * Each tier's window relative to now, as [from, to] in whole milliseconds (decisions.md:
- * raw (now-7d, +inf), hourly (now-30d, now-7d], daily (now-365d, now-30d], monthly (-inf, now-365d]).
- * Timestamps are integers, so an open bound `(a` is the closed bound `[a+1`.
- */
-export function tierWindows(now: number): Record<Tier, [number, number]> {
-  return {
-    raw: [now - 7 * DAY + 1, Number.MAX_SAFE_INTEGER],
-    hourly: [now - 30 * DAY + 1, now - 7 * DAY],
-    daily: [now - 365 * DAY + 1, now - 30 * DAY],
-    monthly: [Number.MIN_SAFE_INTEGER, now - 365 * DAY],
-  };
-}
-
 type Row = Record<string, unknown>;
+
+/** The columns a raw row is written with: counters as they are, toner levels and the other counters as JSON. */
+const RAW_COLUMNS: readonly string[] = ['serial', 'ts', ...METRICS_COUNTERS, 'toner_levels', 'extra'];
+
+/**
+ * The columns an aggregated row is written with, by roll-ups (rollup.ts) and imports: the key
+ * (serial, ts) first, then what an upsert replaces.
+ */
+export const AGGREGATE_COLUMNS: readonly string[] = [
+  'serial', 'ts', 'sample_count',
+  ...METRICS_COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
+  'toner_last', 'toner_avg',
+];
 
 /** What downsampling needs of a history row (decisions.md: x = position, y = page_count). */
 export interface HistoryPoint {
@@ -155,18 +154,32 @@ class DeviceRows {
   }
 }
 
+export interface MetricsStoreOptions {
+  /**
+   * Hears of a raw reading not stored because the device already has one at that time (see
+   * insertRaw): the id of the one that stays.
+   */
+  onDuplicateReading?: (s: Omit<Snapshot, 'id'>, storedId: number) => void;
+}
+
 export class MetricsStore {
   private readonly insertRawStmt;
+  private readonly rawIdStmt;
   private readonly noteLatestStmt;
   private readonly latestStmt;
   private readonly deviceRows: Record<Tier, DeviceRows>;
   private readonly insertAggStmts: Record<AggTier, Statement>;
+  private rawAfterStmt: Statement | undefined;
+  private rawCountAfterStmt: Statement | undefined;
+  private oldestRawStmt: Statement | undefined;
 
-  constructor(private readonly db: DB) {
+  constructor(private readonly db: DB, private readonly opts: MetricsStoreOptions = {}) {
+    // A reading of a device at a time it already has one is ignored by the table itself (the
+    // trigger of migration 7): no change.
     this.insertRawStmt = db.prepare(
-      `INSERT INTO metrics_raw (serial, ts, page_count, color_pages, mono_pages, scan_count, toner_levels, extra)
-       VALUES (@serial, @ts, @page_count, @color_pages, @mono_pages, @scan_count, @toner_levels, @extra)`,
+      `INSERT INTO metrics_raw (${RAW_COLUMNS.join(', ')}) VALUES (${RAW_COLUMNS.map((c) => '@' + c).join(', ')})`,
     );
+    this.rawIdStmt = db.prepare(`SELECT id FROM ${TABLE.raw} r WHERE ${keyMatch('r', TABLE.raw, '@serial', '@ts')}`).pluck();
     // The newest snapshot of each device; an older one (an import) never replaces a newer one.
     this.noteLatestStmt = db.prepare(
       `INSERT INTO device_latest (serial, ts, raw_id) VALUES (?, ?, ?)
@@ -174,43 +187,100 @@ export class MetricsStore {
     );
     this.latestStmt = db.prepare('SELECT r.* FROM device_latest l JOIN metrics_raw r ON r.id = l.raw_id WHERE l.serial = ?');
     this.deviceRows = Object.fromEntries(TIERS.map((t) => [t, new DeviceRows(db, TABLE[t])])) as Record<Tier, DeviceRows>;
-    const aggCols = [
-      'serial', 'ts', 'sample_count',
-      ...METRICS_COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
-      'toner_last', 'toner_avg',
-    ];
     this.insertAggStmts = Object.fromEntries(
       (['hourly', 'daily', 'monthly'] as const).map((t) => [
         t,
         db.prepare(
-          `INSERT INTO ${TABLE[t]} (${aggCols.join(', ')}) VALUES (${aggCols.map((c) => '@' + c).join(', ')})
-           ON CONFLICT (${keyColumns(TABLE[t])}) DO UPDATE SET ${aggCols.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`,
+          `INSERT INTO ${TABLE[t]} (${AGGREGATE_COLUMNS.join(', ')}) VALUES (${AGGREGATE_COLUMNS.map((c) => '@' + c).join(', ')})
+           ON CONFLICT (${keyColumns(TABLE[t])}) DO UPDATE SET ${AGGREGATE_COLUMNS.slice(2).map((c) => `${c} = excluded.${c}`).join(', ')}`,
         ),
       ]),
     ) as Record<AggTier, Statement>;
   }
 
-  /** Stores one raw snapshot (and notes it as the device's newest) and returns its id. */
+  /**
+   * Raw snapshots in the order they were stored (id), after `afterId`: the server upload's queue
+   * (server/uploader.ts). The rowid order is the insertion order, so a cursor never skips a row.
+   */
+  rawAfter(afterId: number, limit: number): Snapshot[] {
+    this.rawAfterStmt ??= this.db.prepare('SELECT * FROM metrics_raw WHERE id > ? ORDER BY id LIMIT ?');
+    return (this.rawAfterStmt.all(afterId, limit) as Row[]).map(rawFromRow);
+  }
+
+  rawCountAfter(afterId: number): number {
+    this.rawCountAfterStmt ??= this.db.prepare('SELECT count(*) FROM metrics_raw WHERE id > ?').pluck();
+    return this.rawCountAfterStmt.get(afterId) as number;
+  }
+
+  /** The time of the oldest raw snapshot still stored (retention removes older ones), or undefined. */
+  oldestRawTs(): number | undefined {
+    this.oldestRawStmt ??= this.db
+      .prepare(`SELECT min(ts) FROM metrics_raw WHERE ts / ${BUCKET_MS.metrics_raw} =
+        (SELECT ts / ${BUCKET_MS.metrics_raw} FROM metrics_raw INDEXED BY metrics_raw_bucket ORDER BY ts / ${BUCKET_MS.metrics_raw} LIMIT 1)`)
+      .pluck();
+    return (this.oldestRawStmt.get() as number | null) ?? undefined;
+  }
+
+  /**
+   * The rows of an aggregated tier from the first `groups` distinct times in (after, before),
+   * oldest first, each marked with its tier: what stands in for raw snapshots that retention
+   * removed before the server had them (server/uploader.ts). A time's rows come whole.
+   */
+  tierRowsAfter(tier: AggTier, after: number, before: number, groups: number): Snapshot[] {
+    const table = TABLE[tier];
+    const times = this.db
+      .prepare(`SELECT DISTINCT ts FROM ${keyRange(table, '@lo', '@hi')} ORDER BY ts LIMIT @groups`)
+      .pluck()
+      .all({ lo: after + 1, hi: before, groups }) as number[];
+    if (!times.length) return [];
+    return (this.db.prepare(`SELECT * FROM ${keyRange(table, '@lo', '@hi')} ORDER BY ts, serial`).all({ lo: times[0], hi: times[times.length - 1] + 1 }) as Row[])
+      .map((row) => snapshotOf(tier, row));
+  }
+
+  /**
+   * Stores one raw snapshot (and notes it as the device's newest) and returns its id.
+   *
+   * A device has one reading per millisecond (migration 7). Two polls of one printer in the same
+   * millisecond do not happen: a read takes tens of milliseconds, and a polling round is never run
+   * twice at once (DiscoveryService.collectSaved). Should it happen, the reading stored first stays
+   * and its id is returned, and onDuplicateReading hears of the other (the agent logs it at debug).
+   * The first, not the last: stored raw rows never change, which roll-ups rely on (a bucket that
+   * counted a row stays right) and so does the server upload (a row it sent is the row it has).
+   */
   insertRaw(s: Omit<Snapshot, 'id'>): number {
     return this.db.transaction(() => {
-      const id = this.insertRawRow(s);
-      this.noteLatestStmt.run(s.serial, s.ts, id);
-      return id;
+      const id = this.storeRaw(s);
+      if (id !== undefined) return id;
+      const stored = this.rawIdStmt.get({ serial: s.serial, ts: s.ts }) as number;
+      this.opts.onDuplicateReading?.(s, stored);
+      return stored;
     })();
   }
 
-  private insertRawRow(s: Omit<Snapshot, 'id'>): number {
-    const info = this.insertRawStmt.run({
+  /**
+   * Stores a raw snapshot unless the device already has one at that time (an import of rows it
+   * holds) and returns its id, or undefined when it was not stored.
+   */
+  insertRawIfNew(s: Omit<Snapshot, 'id'>): number | undefined {
+    return this.db.transaction(() => this.storeRaw(s))();
+  }
+
+  private storeRaw(s: Omit<Snapshot, 'id'>): number | undefined {
+    const id = this.insertRawRow(s);
+    if (id !== undefined) this.noteLatestStmt.run(s.serial, s.ts, id);
+    return id;
+  }
+
+  private insertRawRow(s: Omit<Snapshot, 'id'>): number | undefined {
+    const row: Row = {
       serial: s.serial,
       ts: s.ts,
-      page_count: s.page_count ?? null,
-      color_pages: s.color_pages ?? null,
-      mono_pages: s.mono_pages ?? null,
-      scan_count: s.scan_count ?? null,
       toner_levels: s.toner_levels && Object.keys(s.toner_levels).length ? JSON.stringify(s.toner_levels) : null,
       extra: s.extra && Object.keys(s.extra).length ? JSON.stringify(s.extra) : null,
-    });
-    return Number(info.lastInsertRowid);
+    };
+    for (const c of METRICS_COUNTERS) row[c] = s[c] ?? null;
+    const info = this.insertRawStmt.run(row);
+    return info.changes ? Number(info.lastInsertRowid) : undefined;
   }
 
   /** Deletes every metrics row of a device, in all tiers (call inside the caller's transaction). */

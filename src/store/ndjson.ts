@@ -6,9 +6,10 @@ import type { DB } from './db.js';
 import { DeviceStore } from './devices.js';
 import { MetricsStore } from './metrics.js';
 import { TIERS, type Device, type Tier } from '../model/device.js';
-import { DEVICE_FIELDS, METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, type Field } from '../model/serialize.js';
+import { DEVICE_BACKUP_FIELDS } from '../model/device-fields.js';
+import { METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, serialize, type Field } from '../model/serialize.js';
 import { parseTime } from '../model/time.js';
-import { deviceJson, snapshotJson } from '../api/views.js';
+import { snapshotJson } from '../model/views.js';
 
 export const HEADER = { kind: 'header', format: 'printbox-ndjson', version: 1 } as const;
 export const MAX_SERIAL_LENGTH = 256;
@@ -55,28 +56,24 @@ function checkSerial(v: unknown): string {
   return v;
 }
 
+const DEVICE_FIELD = new Map(DEVICE_BACKUP_FIELDS.map((f) => [f.name, f]));
+
 function parseDevice(obj: Obj): Device {
   const d: Obj = {};
-  const known = new Map(DEVICE_FIELDS.map((f) => [f.name, f]));
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'kind') continue;
-    if (k === 'printer_info') {
-      if (!isObject(v)) throw new Error('field printer_info must be an object');
-      d.printer_info = v;
-      continue;
-    }
-    const f = known.get(k);
+    const f = DEVICE_FIELD.get(k);
     if (!f) throw new Error(`unknown device field ${k}`);
     if (v === null) continue;
     d[k] = checkField(f, v);
   }
-  for (const f of DEVICE_FIELDS) {
+  for (const f of DEVICE_BACKUP_FIELDS) {
     if (f.required && d[f.name] === undefined) throw new Error(`missing required field ${f.name}`);
   }
   checkSerial(d.serial);
   d.device_type ||= d.is_usb ? 'usb' : 'network';
   d.source_type ||= 'import';
-  for (const b of ['is_usb', 'is_default', 'is_shared', 'usb_webui_available']) d[b] ??= false;
+  for (const f of DEVICE_BACKUP_FIELDS) if (f.kind === 'bool') d[f.name] ??= false;
   return d as unknown as Device;
 }
 
@@ -121,14 +118,21 @@ function parseMetrics(obj: Obj): ParsedMetrics {
 
 export interface ImportResult {
   devices: number;
+  /** Metric rows written. */
   metrics: number;
+  /**
+   * Raw rows not written because the device already has a reading at that time (migration 7):
+   * a backup imported twice, or over the database it came from. Aggregated rows are keyed by
+   * (serial, ts) too (keys.ts): a second import of a backup writes them with the values they have.
+   */
+  skipped: number;
 }
 
 /** Reads NDJSON from `input` into the database, all or nothing. */
 export async function importNdjson(db: DB, input: Readable): Promise<ImportResult> {
   const devices = new DeviceStore(db);
   const metrics = new MetricsStore(db);
-  const result: ImportResult = { devices: 0, metrics: 0 };
+  const result: ImportResult = { devices: 0, metrics: 0, skipped: 0 };
   const lines = createInterface({ input, crlfDelay: Infinity });
   let n = 0;
   db.exec('BEGIN IMMEDIATE');
@@ -156,7 +160,8 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
           const m = parseMetrics(obj);
           if (!devices.get(m.serial)) throw new Error(`metrics for unknown device ${JSON.stringify(m.serial)}`);
           if (m.tier === 'raw') {
-            metrics.insertRaw({ serial: m.serial, ts: m.ts, ...m.counters, toner_levels: m.toner_levels, extra: m.extra });
+            const id = metrics.insertRawIfNew({ serial: m.serial, ts: m.ts, ...m.counters, toner_levels: m.toner_levels, extra: m.extra });
+            result[id === undefined ? 'skipped' : 'metrics']++;
           } else {
             const counters: Record<string, { min: number; max: number; avg: number }> = {};
             for (const [k, v] of Object.entries(m.counters)) counters[k] = { min: v, max: v, avg: v };
@@ -169,8 +174,8 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
               toner_last: m.toner_levels,
               toner_avg: m.toner_levels,
             });
+            result.metrics++;
           }
-          result.metrics++;
         } else {
           throw new Error(`unknown kind ${JSON.stringify(obj.kind)} (expected header, device or metrics)`);
         }
@@ -198,9 +203,7 @@ export async function exportNdjson(db: DB, out: Writable): Promise<void> {
   try {
     await write(HEADER);
     for (const d of devices.listAll()) {
-      const line: Obj = { kind: 'device', ...deviceJson(d) };
-      if (d.printer_info && Object.keys(d.printer_info).length) line.printer_info = d.printer_info;
-      await write(line);
+      await write({ kind: 'device', ...serialize(DEVICE_BACKUP_FIELDS, d as unknown as Obj) });
     }
     for (const tier of TIERS) {
       for (const s of metrics.iterateTier(tier)) {

@@ -35,6 +35,9 @@ const cases: [string, (t: string) => string, string][] = [
   ['cert_file as a boolean', (t) => t.replace(/cert_file = .*/, 'cert_file = false'), 'cert_file'],
   ['url as a table', (t) => t.replace(/url = .*/, 'url = { host = "x" }'), 'url'],
   ['misspelled table', (t) => t.replace('[web]\n', '[webx]\n'), 'webx'],
+  ['upload_batch_size of 0', (t) => t.replace('[server]\n', '[server]\nupload_batch_size = 0\n'), 'upload_batch_size'],
+  ['upload_interval_ms as a string', (t) => t.replace('[server]\n', '[server]\nupload_interval_ms = "1s"\n'), 'upload_interval_ms'],
+  ['ca_file as a number', (t) => t.replace('[server]\n', '[server]\nca_file = 1\n'), 'ca_file'],
 ];
 for (const [name, edit, key] of cases) {
   test(`config: ${name} -> non-zero exit naming ${key}`, async () => {

@@ -2,12 +2,12 @@
 // recordings served by snmpsim over UDP on loopback addresses. Nothing leaves 127.0.0.0/8.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import https from 'node:https';
 import { join } from 'node:path';
 import { startAgent, expectJson, expectTextError, type Agent } from '../helpers/agent.js';
 import { startSnmpSim, fixturePath, writeMovedCounters, type SnmpSim } from '../helpers/snmpsim.js';
 import { device, ndjson, metrics, HOUR } from '../helpers/seed.js';
 import { eventProblem } from '../helpers/openapi.js';
+import { openEventStream } from '../helpers/events.js';
 
 // Printers on 127.0.1.1-5, silence on the rest of 127.0.1.1-40. Values from the recordings
 // (test/fixtures/snmp/printmaster, see their README): serial and prtMarkerLifeCount.1.1.
@@ -23,7 +23,7 @@ const SILENT_SAVED = 'SILENT-0001';
 let sim: SnmpSim;
 let agent: Agent;
 const events: { event: string; data: any }[] = [];
-let sse: ReturnType<typeof https.get> | undefined;
+let sse: ReturnType<typeof openEventStream> | undefined;
 
 const post = (path: string, body: unknown) =>
   agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
@@ -46,25 +46,7 @@ before(async () => {
     seed: ndjson([device(SILENT_SAVED, { ip: '127.0.1.39', is_saved: true }), metrics(SILENT_SAVED, 'raw', Date.now() - HOUR, { page_count: 5 })]),
   });
   // Listen to the event stream for the whole file.
-  sse = https.get(
-    { host: '127.0.0.1', port: agent.httpsPort, path: '/events', rejectUnauthorized: false, headers: { Accept: 'text/event-stream' } },
-    (res) => {
-      let buf = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buf += chunk;
-        let i;
-        while ((i = buf.indexOf('\n\n')) !== -1) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const ev = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (ev && data) events.push({ event: ev, data: JSON.parse(data) });
-        }
-      });
-    },
-  );
-  sse.on('error', () => {});
+  sse = openEventStream(agent.httpsPort, (event, data) => events.push({ event, data }));
   const r = await post('/settings', {
     discovery: { manual_ranges: true, ranges_text: '127.0.1.1-40', allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800, discover_concurrency: 16 },
     snmp: { port: sim.port, communities: ['public'] },

@@ -13,7 +13,7 @@ user = "tech"
 password = "provisioned secret"
 
 [server]
-url = "https://central.example.com/"
+url = "https://127.0.0.1:9/"
 enrollment_token = "join-123"
 
 [discovery]
@@ -112,14 +112,17 @@ describe('provision from the boot partition', () => {
       discovery: { subnet_scan: boolean; manual_ranges: boolean; ranges_text: string };
       snmp: { communities: string[] };
       collection: { interval_minutes: number };
-      server: { url: string; enrollment_token: string };
+      server: { url: string; enrollment_token: string; link: { state: string } };
     };
     assert.deepEqual(s.discovery.subnet_scan, false, 'provisioned ranges replace the subnet scan');
     assert.equal(s.discovery.manual_ranges, true);
     assert.equal(s.discovery.ranges_text, '198.51.100.0/28\n203.0.113.5');
     assert.deepEqual(s.snmp.communities, ['public', 'site-ro']);
     assert.equal(s.collection.interval_minutes, 30);
-    assert.deepEqual(s.server, { url: 'https://central.example.com/', enrollment_token: '' }, 'the token is stored, never shown');
+    // A loopback port nobody listens on: the link tries to enroll and says it cannot.
+    assert.equal(s.server.url, 'https://127.0.0.1:9/');
+    assert.equal(s.server.enrollment_token, '', 'the token is stored, never shown');
+    assert.ok(['registering', 'rejected'].includes(s.server.link.state), s.server.link.state);
     await agent.stop({ keepDir: true });
     agent = undefined;
   });

@@ -71,6 +71,29 @@ test('store: import then export reproduces the same records, and again after re-
   assert.deepEqual(canon(await exportNdjson(b.configPath)), canon(RICH));
 });
 
+// Import idempotence (migration 7): a raw row whose (serial, timestamp) is stored is skipped and
+// counted; aggregated rows are keyed and rewritten with the values they have. The export, ids
+// included, is the same byte for byte after importing the backup again, or the seed it came from.
+test('store: importing the same backup twice changes nothing; the second import skips every raw row', async () => {
+  const a = await writeConfig();
+  const r = await importNdjson(a.configPath, ndjson(RICH));
+  assert.equal(r.code, 0, r.stderr);
+  const exportText = async () => {
+    const e = await runCli(['export'], { configPath: a.configPath });
+    assert.equal(e.code, 0, e.stderr);
+    return e.stdout;
+  };
+  const backup = await exportText();
+  const raw = RICH.filter((x) => x.kind === 'metrics' && x.tier === 'raw').length;
+  const again = await importNdjson(a.configPath, backup);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(again.stdout, new RegExp(`imported 2 devices and ${RICH.length - 2 - raw} metric rows .*; ${raw} raw rows already stored, skipped`));
+  assert.equal(await exportText(), backup);
+  const seedAgain = await importNdjson(a.configPath, ndjson(RICH));
+  assert.equal(seedAgain.code, 0, seedAgain.stderr);
+  assert.equal(await exportText(), backup);
+});
+
 test('store: import without a header line, and an empty database exports no records', async () => {
   const a = await writeConfig();
   assert.deepEqual(canon(await exportNdjson(a.configPath)), []);

@@ -52,6 +52,8 @@ export interface AgentOptions {
   keyFile?: string;
   /** server.url, default "". */
   serverUrl?: string;
+  /** More keys of `[server]` (enrollment_token, ca_file, upload_batch_size ...), as TOML values. */
+  server?: Record<string, string | number>;
   /** NDJSON imported (via the CLI) before the agent starts. Import failure throws. */
   seed?: string;
   /** Readiness timeout, default 20 s. */
@@ -159,6 +161,7 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
     ...(opts.trustedProxies ? [`trusted_proxies = ${JSON.stringify(opts.trustedProxies)}`] : []),
     '[server]',
     `url = ${tomlString(opts.serverUrl ?? '')}`,
+    ...Object.entries(opts.server ?? {}).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : tomlString(v)}`),
     '',
   ];
   writeFileSync(configPath, lines.join('\n'));

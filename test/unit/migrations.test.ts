@@ -62,6 +62,51 @@ for (let from = 1; from <= latestVersion; from++) {
   });
 }
 
+test('migration 7: of each raw (serial, ts) held twice the first row stays, device_latest points at it; later copies are ignored', () => {
+  const dir = tmp();
+  const file = join(dir, 'd.db');
+  const H = 3_600_000;
+  try {
+    const old = openDatabase(file, { migrateTo: 6 });
+    const ins = old.prepare('INSERT INTO metrics_raw (serial, ts, page_count) VALUES (?, ?, ?)');
+    // What importing a backup twice left (ids 1..7): A at 10h three times, A at 11h twice, B once,
+    // and A a millisecond before the next hour once. device_latest noted the last copy of the
+    // newest (an equal ts replaces it); C's newest row is gone (retention).
+    const rows: [string, number, number][] = [
+      ['A', 10 * H, 1], ['A', 10 * H, 2], ['B', 10 * H, 3], ['A', 11 * H, 4], ['A', 10 * H, 5], ['A', 11 * H, 6], ['A', 11 * H - 1, 7],
+    ];
+    for (const r of rows) ins.run(...r);
+    old.exec(`INSERT INTO device_latest (serial, ts, raw_id) VALUES ('A', ${11 * H}, 6), ('B', ${10 * H}, 3), ('C', ${H}, 99)`);
+    old.close();
+
+    const db = openDatabase(file);
+    assert.deepEqual(db.prepare('SELECT id, serial, ts, page_count FROM metrics_raw ORDER BY id').all(), [
+      { id: 1, serial: 'A', ts: 10 * H, page_count: 1 },
+      { id: 3, serial: 'B', ts: 10 * H, page_count: 3 },
+      { id: 4, serial: 'A', ts: 11 * H, page_count: 4 },
+      { id: 7, serial: 'A', ts: 11 * H - 1, page_count: 7 },
+    ]);
+    assert.deepEqual(db.prepare('SELECT serial, ts, raw_id FROM device_latest ORDER BY serial').all(), [
+      { serial: 'A', ts: 11 * H, raw_id: 4 },
+      { serial: 'B', ts: 10 * H, raw_id: 3 },
+      { serial: 'C', ts: H, raw_id: 99 },
+    ]);
+    // At the latest version (whatever later migrations did to the table), any insert of a reading
+    // a device already has is ignored, whichever way ts is bound; a new one is stored.
+    const again = db.prepare('INSERT INTO metrics_raw (serial, ts, page_count) VALUES (?, ?, ?)');
+    assert.equal(again.run('A', 11 * H, 9).changes, 0);
+    assert.equal(again.run('A', 11 * H + 0.0, 9).changes, 0);
+    assert.equal(db.prepare(`INSERT INTO metrics_raw (serial, ts) VALUES ('B', ${10 * H})`).run().changes, 0);
+    assert.equal(again.run('A', 11 * H + 1, 9).changes, 1);
+    assert.equal(again.run('B', 11 * H, 9).changes, 1);
+    assert.equal(db.prepare('SELECT count(*) FROM metrics_raw').pluck().get(), 6);
+    assert.equal(db.pragma('integrity_check', { simple: true }), 'ok');
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a database from a newer agent is refused, not rewritten', () => {
   const dir = tmp();
   const file = join(dir, 'n.db');

@@ -91,6 +91,31 @@ test('last_seen from the newest snapshot drives the /devices/discovered minutes 
   });
 });
 
+// Migration 7: one raw reading per device and millisecond. The poll keeps the first (stored rows
+// never change) and says so; the import learns it was not stored.
+test('a second reading of a device in the same millisecond is not stored: the first stays and its id is returned', () => {
+  withDb((db) => {
+    const heard: [string, number, number][] = [];
+    const devices = new DeviceStore(db, { onDuplicateReading: (s, id) => heard.push([s.serial, s.ts, id]) });
+    const metrics = new MetricsStore(db);
+    const d = device('D1', NOW);
+    devices.put(d);
+    const [first] = devices.recordReadings([reading(d, NOW + 1, 100)]);
+    const [second] = devices.recordReadings([reading(d, NOW + 1, 999)]);
+    assert.equal(second, first);
+    assert.deepEqual(heard, [['D1', NOW + 1, first]]);
+    assert.equal(metrics.latestRaw('D1')!.page_count, 100);
+    assert.equal(metrics.bounds('D1')!.points, 1);
+    assert.equal(metrics.insertRawIfNew({ serial: 'D1', ts: NOW + 1, page_count: 5 }), undefined);
+    assert.equal(metrics.latestRaw('D1')!.id, first);
+    // Another device at that millisecond, and this one a millisecond later, are new readings.
+    assert.equal(typeof metrics.insertRawIfNew({ serial: 'D2', ts: NOW + 1, page_count: 5 }), 'number');
+    const next = metrics.insertRawIfNew({ serial: 'D1', ts: NOW + 2, page_count: 101 });
+    assert.equal(metrics.latestRaw('D1')!.id, next);
+    assert.equal(heard.length, 1);
+  });
+});
+
 test('raw reads are the same through bucket seeks and through the scan used for a long span', () => {
   withDb((db) => {
     const devices = new DeviceStore(db);
@@ -128,7 +153,7 @@ test('raw reads are the same through bucket seeks and through the scan used for 
 
 // historySampled reads page_count first and only the kept rows whole: it must return exactly what
 // downsampling every row returns (decisions.md: rows never reordered or altered), across all tiers,
-// with missing page counts (y = 0), equal timestamps, and another device's rows interleaved.
+// with missing page counts (y = 0), and another device's rows interleaved at the same timestamps.
 test('downsampled history returns the same rows as downsampling the whole history', () => {
   withDb((db) => {
     const metrics = new MetricsStore(db);
@@ -137,7 +162,6 @@ test('downsampled history returns the same rows as downsampling the whole histor
       metrics.insertRaw({ serial: 'A', ts: t, ...(t % (5 * HOUR) === 0 ? {} : { page_count: t / 60_000 + wobble }), toner_levels: { black: 50 } });
       metrics.insertRaw({ serial: 'B', ts: t, page_count: 7 });
     }
-    metrics.insertRaw({ serial: 'A', ts: NOW - DAY, page_count: 1 }); // same ts as another row of A
     const agg = (ts: number, max: number | null) => ({
       serial: 'A', ts, sample_count: 4, counters: max === null ? {} : { page_count: { min: max - (ts % 9973), max, avg: max - 4 } },
       toner_last: { black: 40 },
@@ -183,13 +207,13 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
     }
     const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial)/.test(s) && !/NOT INDEXED/.test(s));
     // per tier: its rows in a range (history), their page counts (downsampling), their bounds,
-    // their ids (delete); and the newest snapshot
+    // their ids (delete); raw also the row a duplicate reading found stored; and the newest snapshot
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
-      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, 4, `${t}:\n${reads.join('\n---\n')}`);
+      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 5 : 4, `${t}:\n${reads.join('\n---\n')}`);
     }
     assert.equal(reads.filter((q) => q.includes('FROM device_latest')).length, 1);
     for (const s of reads) {
-      const params = { serial: 'X', lo: 0, hi: NOW, buckets: '[1,2,3]' };
+      const params = { serial: 'X', lo: 0, hi: NOW, buckets: '[1,2,3]', ts: NOW };
       const stmt = prepare(`EXPLAIN QUERY PLAN ${s}`);
       const plan = (s.includes('@') ? stmt.all(params) : stmt.all('X')) as { detail: string }[];
       const details = plan.map((p) => p.detail);

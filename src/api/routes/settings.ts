@@ -4,12 +4,17 @@ import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
 import { readJsonBody } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
-import { publicSettings, SettingsError } from '../../settings/settings.js';
+import { publicSettings, SettingsError, type Settings } from '../../settings/settings.js';
 
 export function register(app: App, ctx: AgentContext): void {
   const { settings } = ctx;
+  // The settings without secrets, and the server link's state beside its URL (read-only).
+  const shown = (s: Settings) => {
+    const out = publicSettings(s);
+    return ctx.serverLink ? { ...out, server: { ...out.server, link: ctx.serverLink.status() } } : out;
+  };
 
-  app.get('/settings', (_req, res) => sendJson(res, 200, publicSettings(settings.get())));
+  app.get('/settings', (_req, res) => sendJson(res, 200, shown(settings.get())));
 
   app.post('/settings', async (req, res) => {
     const body = await readJsonBody(req, res);
@@ -17,7 +22,7 @@ export function register(app: App, ctx: AgentContext): void {
     try {
       const next = settings.update(body);
       ctx.log.info({ sections: Object.keys(body) }, 'settings changed');
-      sendJson(res, 200, publicSettings(next));
+      sendJson(res, 200, shown(next));
     } catch (err) {
       if (err instanceof SettingsError) return sendText(res, 400, err.message);
       throw err;

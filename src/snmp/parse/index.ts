@@ -117,14 +117,6 @@ export function formatMac(buf: Buffer | undefined): string | undefined {
   return [...buf].map((b) => b.toString(16).padStart(2, '0')).join(':');
 }
 
-function firstValueText(values: OidValues, col: string, charset?: string): Found<string> | undefined {
-  for (const [suffix, v] of column(values, col)) {
-    const t = textOf(v, charset);
-    if (t !== undefined) return { value: t, oid: `${col}.${suffix}` };
-  }
-  return undefined;
-}
-
 /** The hrDeviceIndex of the printer: the row typed hrDevicePrinter, else 1. */
 function printerDeviceIndex(values: OidValues): string {
   for (const [suffix, v] of column(values, HR_DEVICE_TYPE)) {

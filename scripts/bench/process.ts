@@ -1,0 +1,28 @@
+// What the benchmarks share: a free loopback port, a process's CPU time and RSS from /proc, and
+// the Node flags the agent's unit runs it with (so a benchmark measures what the box runs).
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const freePort = (): Promise<number> =>
+  new Promise((res) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => res(typeof a === 'object' && a ? a.port : 0));
+    });
+  });
+
+/** User + system CPU time of a process, in ms (100 clock ticks a second). */
+export function cpuMs(pid: number): number {
+  const rest = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(rest[11]) + Number(rest[12])) * 10;
+}
+
+export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
+
+/** The Node flags of systemd/printbox-agent.service's ExecStart (between the node binary and the agent). */
+export function unitNodeFlags(): string[] {
+  const unit = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../../systemd/printbox-agent.service'), 'utf8');
+  return /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+cli\.js/m.exec(unit)?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+}

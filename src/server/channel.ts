@@ -1,0 +1,156 @@
+// The WebSocket channel to the central server (server-protocol.md, "WebSocket channel"): the box
+// dials out, so the server can reach it behind NAT. Handshake 10 s; a ping every 30 s; no pong
+// for 60 s and the socket is dropped; reconnection waits 5 s, doubling to 5 min, with jitter, and
+// goes back to 5 s once a connection has stayed up for a minute. Frames are the protocol's
+// envelope `{type, data, timestamp}`.
+import WebSocket from 'ws';
+import type { Logger } from '../log/logger.js';
+
+export interface Envelope {
+  type: string;
+  data?: Record<string, unknown>;
+  timestamp?: string;
+}
+
+export interface ChannelOptions {
+  /** The wss:// URL with the agent token, or undefined while there is none. */
+  url(): string | undefined;
+  ca?: Buffer;
+  log: Logger;
+  onOpen(): void;
+  onClose(): void;
+  onFrame(frame: Envelope): void;
+  /** A frame that is not the protocol's envelope: answered with an `error` frame. */
+  onBadFrame(reason: string): void;
+  /** The server refused the token at the handshake (HTTP 401/403). */
+  onRejected(): void;
+  /** Largest frame accepted; a larger one closes the socket (1009) and the channel reconnects. */
+  maxFrameBytes?: number;
+}
+
+const HANDSHAKE_MS = 10_000;
+const PING_MS = 30_000;
+const READ_DEADLINE_MS = 60_000;
+const RETRY_MIN_MS = 5_000;
+const RETRY_MAX_MS = 300_000;
+const GOOD_CONNECTION_MS = 60_000;
+
+export class ServerChannel {
+  private ws: WebSocket | undefined;
+  private retryMs = RETRY_MIN_MS;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private lastPong = 0;
+  private openedAt = 0;
+  private running = false;
+  /** Connection attempts since start (the status shows it; tests count them). */
+  attempts = 0;
+
+  constructor(private readonly o: ChannelOptions) {}
+
+  get connected(): boolean {
+    return this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.connect();
+  }
+
+  stop(): void {
+    this.running = false;
+    clearTimeout(this.retryTimer);
+    this.ws?.terminate();
+    this.ws = undefined;
+  }
+
+  /** Sends a frame if connected; returns whether it was handed to the socket. */
+  send(type: string, data?: Record<string, unknown>): boolean {
+    if (!this.connected) return false;
+    this.ws!.send(JSON.stringify({ type, data, timestamp: new Date().toISOString() }));
+    return true;
+  }
+
+  /** Bytes queued on the socket and not yet sent: a slow server shows here first. */
+  get buffered(): number {
+    return this.ws?.bufferedAmount ?? 0;
+  }
+
+  private connect(): void {
+    const url = this.o.url();
+    if (!this.running || !url) return;
+    this.attempts++;
+    const ws = new WebSocket(url, {
+      handshakeTimeout: HANDSHAKE_MS,
+      ca: this.o.ca,
+      maxPayload: this.o.maxFrameBytes ?? 4 * 1024 * 1024,
+      perMessageDeflate: false,
+    });
+    this.ws = ws;
+    ws.on('open', () => {
+      this.openedAt = Date.now();
+      this.lastPong = Date.now();
+      this.pingTimer = setInterval(() => this.ping(ws), PING_MS);
+      this.o.log.info('server channel connected');
+      this.o.onOpen();
+    });
+    ws.on('pong', () => (this.lastPong = Date.now()));
+    ws.on('message', (raw, isBinary) => this.receive(raw.toString(), isBinary));
+    ws.on('unexpected-response', (_req, res) => {
+      if (res.statusCode === 401 || res.statusCode === 403) this.o.onRejected();
+      this.o.log.warn({ status: res.statusCode }, 'server channel refused');
+      ws.terminate();
+    });
+    ws.on('error', (err) => this.o.log.debug({ err: err.message }, 'server channel error'));
+    ws.on('close', (code) => {
+      clearInterval(this.pingTimer);
+      const wasOpen = this.openedAt > 0;
+      if (wasOpen) {
+        this.o.log.info({ code }, 'server channel closed');
+        this.o.onClose();
+      }
+      if (wasOpen && Date.now() - this.openedAt >= GOOD_CONNECTION_MS) this.retryMs = RETRY_MIN_MS;
+      this.openedAt = 0;
+      if (this.ws === ws) this.ws = undefined;
+      this.scheduleReconnect();
+    });
+  }
+
+  private ping(ws: WebSocket): void {
+    if (Date.now() - this.lastPong > READ_DEADLINE_MS) {
+      this.o.log.warn('server channel: no pong within 60 s, dropping it');
+      ws.terminate();
+      return;
+    }
+    ws.ping();
+  }
+
+  private scheduleReconnect(): void {
+    if (!this.running) return;
+    // +-20% around the step keeps a fleet of boxes that lost the server together from coming back in step.
+    const wait = Math.round(this.retryMs * (0.8 + Math.random() * 0.4));
+    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.connect(), wait);
+    this.retryTimer.unref();
+  }
+
+  private receive(text: string, isBinary: boolean): void {
+    if (isBinary) return this.o.onBadFrame('binary frames are not part of the protocol');
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      return this.o.onBadFrame('frame is not JSON');
+    }
+    if (typeof frame !== 'object' || frame === null || Array.isArray(frame) || typeof (frame as Envelope).type !== 'string') {
+      return this.o.onBadFrame('frame is not an envelope {type, data, timestamp}');
+    }
+    const env = frame as Envelope;
+    if (env.data !== undefined && (typeof env.data !== 'object' || env.data === null || Array.isArray(env.data))) {
+      return this.o.onBadFrame('frame data must be an object');
+    }
+    this.o.onFrame(env);
+  }
+}

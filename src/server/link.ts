@@ -1,0 +1,439 @@
+// The box's link to its central server (server-protocol.md): enrollment, heartbeat with managed
+// settings, uploads, and the WebSocket channel that carries the server's HTTP requests and
+// commands. The server URL and enrollment token are settings (TOML `[server]`, provisioning,
+// POST /settings, or the server's own managed settings); a change restarts the link.
+import { readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import type { Logger } from '../log/logger.js';
+import type { EventBus } from '../events/bus.js';
+import type { SettingsStore } from '../settings/store.js';
+import { SettingsError } from '../settings/settings.js';
+import type { DeviceStore } from '../store/devices.js';
+import type { MetricsStore } from '../store/metrics.js';
+import type { DiscoveryService } from '../discovery/service.js';
+import type { DB } from '../store/db.js';
+import type { Handler } from '../api/app.js';
+import { versionInfo } from '../version.js';
+import { ServerClient, ServerHttpError } from './http-client.js';
+import { LinkStore } from './link-store.js';
+import { Uploader } from './uploader.js';
+import { ServerChannel, type Envelope } from './channel.js';
+import { ChannelRequests } from './channel-requests.js';
+import type { LinkState, LinkStatus } from './status.js';
+
+export const PROTOCOL_VERSION = '1';
+
+export interface LinkOptions {
+  db: DB;
+  dbFile: string;
+  settings: SettingsStore;
+  devices: DeviceStore;
+  metrics: MetricsStore;
+  discovery: DiscoveryService;
+  events: EventBus;
+  log: Logger;
+  handler: Handler;
+  /** `server.ca_file`: the only CA trusted for the server, when set. */
+  caFile: string;
+  uploadBatchSize?: number;
+  uploadIntervalMs?: number;
+  heartbeatMs?: number;
+}
+
+const RETRY_MIN_MS = 5_000;
+const RETRY_MAX_MS = 300_000;
+const HEARTBEAT_MS = 60_000;
+
+export class ServerLink {
+  private readonly store: LinkStore;
+  private readonly uploader: Uploader;
+  private readonly channel: ServerChannel;
+  private readonly requests: ChannelRequests;
+  private readonly ca: Buffer | undefined;
+  private client: ServerClient | undefined;
+  private url = '';
+  private state: LinkState = 'off';
+  private lastError: string | undefined;
+  private lastHeartbeat: string | undefined;
+  private lastUpload: string | undefined;
+  private rejectedSettingsVersion = 0;
+  private settingsError: { version: number; error: string } | undefined;
+  private retryMs = RETRY_MIN_MS;
+  private registerTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private readonly startedAt = Date.now();
+  private readonly stops: (() => void)[] = [];
+  private lastStatusJson = '';
+  private stopped = false;
+  /** Counts restarts: work begun before the latest one is stale. */
+  private generation = 0;
+
+  constructor(private readonly o: LinkOptions) {
+    this.store = new LinkStore(o.db);
+    this.ca = o.caFile ? readCa(o.caFile) : undefined;
+    this.uploader = new Uploader({
+      store: this.store,
+      devices: o.devices,
+      metrics: o.metrics,
+      log: o.log,
+      session: () => this.session(),
+      onRejected: () => this.tokenRefused(),
+      onProgress: (p) => {
+        if (p.ok) this.lastUpload = new Date().toISOString();
+        this.lastError = p.error;
+        if (p.ok && this.state === 'offline') this.state = 'online';
+        else if (!p.ok && this.state === 'online' && !this.channel.connected) this.state = 'offline';
+        this.changed();
+      },
+      batchSize: o.uploadBatchSize ?? 500,
+      minIntervalMs: o.uploadIntervalMs ?? 1_000,
+    });
+    this.requests = new ChannelRequests({
+      handler: o.handler,
+      log: o.log,
+      send: (type, data) => this.channel.send(type, data),
+      buffered: () => this.channel.buffered,
+    });
+    this.channel = new ServerChannel({
+      url: () => this.channelUrl(),
+      ca: this.ca,
+      log: o.log,
+      onOpen: () => {
+        this.state = 'online';
+        this.changed();
+        this.sendWsHeartbeat();
+      },
+      onClose: () => {
+        this.requests.abortAll();
+        if (this.state === 'online') this.state = 'offline';
+        this.changed();
+      },
+      onFrame: (f) => this.frame(f),
+      onBadFrame: (reason) => {
+        this.o.log.warn({ reason }, 'malformed frame from the server');
+        this.channel.send('error', { message: reason });
+      },
+      onRejected: () => this.tokenRefused(),
+    });
+  }
+
+  start(): void {
+    this.stops.push(
+      this.o.settings.onChange((s) => {
+        if (s.server.url !== this.url || (!this.store.get().agent_token && s.server.enrollment_token)) this.restart();
+      }),
+      this.o.events.subscribe((name, data) => {
+        if (name !== 'device_change') return;
+        const { serial, change } = data as { serial: string; change: string };
+        if (change === 'metrics') this.uploader.kick();
+        else if (change === 'deleted') this.deleted(serial);
+        else this.uploader.noteDevice(serial);
+      }),
+    );
+    this.restart();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const s of this.stops.splice(0)) s();
+    await this.halt();
+  }
+
+  status(): LinkStatus {
+    const s = this.store.get();
+    return {
+      state: this.state,
+      agent_id: s.agent_id,
+      registered: s.agent_token !== '',
+      channel_connected: this.channel.connected,
+      backlog: this.url ? this.uploader.backlog() : 0,
+      ...(this.lastHeartbeat ? { last_heartbeat_at: this.lastHeartbeat } : {}),
+      ...(this.lastUpload ? { last_upload_at: this.lastUpload } : {}),
+      settings_version: s.settings_version,
+      ...(this.lastError ? { last_error: this.lastError } : {}),
+    };
+  }
+
+  /** Emits `server_status` when what the status says has changed (not on every backlog tick). */
+  private changed(): void {
+    const status = this.status();
+    const { backlog: _b, ...rest } = status;
+    const json = JSON.stringify(rest);
+    if (json === this.lastStatusJson) return;
+    this.lastStatusJson = json;
+    this.o.events.emit('server_status', status);
+  }
+
+  private async halt(): Promise<void> {
+    clearTimeout(this.registerTimer);
+    clearInterval(this.heartbeatTimer);
+    this.channel.stop();
+    this.requests.abortAll();
+    await this.uploader.stop();
+  }
+
+  private restart(): void {
+    const generation = ++this.generation;
+    void this.halt().then(() => {
+      if (this.stopped || generation !== this.generation) return;
+      const url = this.o.settings.get().server.url;
+      this.url = url;
+      this.retryMs = RETRY_MIN_MS;
+      this.lastError = undefined;
+      if (!url) {
+        this.client = undefined;
+        this.state = 'off';
+        this.changed();
+        return;
+      }
+      this.client = new ServerClient(url, this.ca);
+      this.store.useServer(url);
+      this.state = 'registering';
+      this.changed();
+      this.ensureRegistered();
+    });
+  }
+
+  private session(): { client: ServerClient; token: string; agentId: string } | undefined {
+    const s = this.store.get();
+    return this.client && s.agent_token ? { client: this.client, token: s.agent_token, agentId: s.agent_id } : undefined;
+  }
+
+  private channelUrl(): string | undefined {
+    const s = this.store.get();
+    if (!this.url || !s.agent_token) return undefined;
+    const u = new URL('api/v1/agents/ws', this.url.endsWith('/') ? this.url : this.url + '/');
+    u.protocol = u.protocol === 'http:' ? 'ws:' : 'wss:';
+    u.searchParams.set('token', s.agent_token);
+    return u.toString();
+  }
+
+  private ensureRegistered(): void {
+    if (this.store.get().agent_token) return this.linked();
+    // A restart (new URL, stop) while the call is out makes its answer stale: it is dropped.
+    const generation = this.generation;
+    const current = () => !this.stopped && generation === this.generation;
+    void this.register(current).then(
+      () => {
+        if (!current()) return;
+        this.retryMs = RETRY_MIN_MS;
+        this.linked();
+      },
+      (err: unknown) => {
+        if (!current()) return;
+        const message = err instanceof Error ? err.message : String(err);
+        const refused = err instanceof ServerHttpError && (err.status === 401 || err.status === 403);
+        this.state = refused ? 'rejected' : 'registering';
+        this.lastError = refused ? `registration refused: ${message}` : `registration failed: ${message}`;
+        this.o.log.warn({ err: message, retry_s: Math.round(this.retryMs / 1000) }, 'server registration failed');
+        this.changed();
+        clearTimeout(this.registerTimer);
+        this.registerTimer = setTimeout(() => this.ensureRegistered(), this.retryMs);
+        this.registerTimer.unref();
+        this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
+      },
+    );
+  }
+
+  private async register(current: () => boolean): Promise<void> {
+    const settings = this.o.settings.get();
+    const s = this.store.get();
+    const v = versionInfo();
+    const name = os.hostname();
+    const client = this.client!;
+    if (settings.server.enrollment_token) {
+      const r = await client.post('/api/v1/agents/register-with-token', {
+        token: settings.server.enrollment_token, agent_id: s.agent_id, name, agent_version: v.version, protocol_version: PROTOCOL_VERSION,
+      });
+      const token = r.json.agent_token;
+      if (typeof token !== 'string' || !token) throw new Error('register-with-token answer has no agent_token');
+      if (!current()) return;
+      this.store.registered(this.url, token, typeof r.json.tenant_id === 'string' ? r.json.tenant_id : '');
+    } else {
+      const r = await client.post('/api/v1/agents/register', {
+        agent_id: s.agent_id, name, version: v.version, protocol_version: PROTOCOL_VERSION, hostname: name, ip: primaryAddress(),
+        platform: v.os, os_version: os.release(), architecture: v.arch, build_type: v.build_type, git_commit: v.git_commit,
+      });
+      const token = r.json.token;
+      if (typeof token !== 'string' || !token) throw new Error('register answer has no token');
+      if (!current()) return;
+      this.store.registered(this.url, token, '');
+    }
+    this.o.log.info({ agent_id: s.agent_id }, 'registered with the server');
+  }
+
+  /** Registered: heartbeat, uploads and the channel run until the token is refused or the URL changes. */
+  private linked(): void {
+    this.state = 'offline';
+    this.changed();
+    this.uploader.start();
+    this.channel.start();
+    void this.heartbeat();
+    clearInterval(this.heartbeatTimer);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.o.heartbeatMs ?? HEARTBEAT_MS);
+    this.heartbeatTimer.unref();
+  }
+
+  private tokenRefused(): void {
+    if (!this.store.get().agent_token) return;
+    this.o.log.warn('the server refused the agent token: registering again');
+    this.store.dropToken();
+    this.restart();
+  }
+
+  private heartbeatData(): Record<string, unknown> {
+    const v = versionInfo();
+    return {
+      device_count: this.o.devices.listSaved().length,
+      status: 'active',
+      version: v.version,
+      protocol_version: PROTOCOL_VERSION,
+      hostname: os.hostname(),
+      platform: v.os,
+      architecture: v.arch,
+      db_size_bytes: fileSize(this.o.dbFile),
+      uptime: Math.round((Date.now() - this.startedAt) / 1000),
+      settings_version: this.store.get().settings_version,
+      backlog: this.uploader.backlog(),
+    };
+  }
+
+  private sendWsHeartbeat(): void {
+    this.channel.send('heartbeat', this.heartbeatData());
+  }
+
+  /** HTTP heartbeat (it carries managed settings), and a WebSocket one while connected. */
+  private async heartbeat(): Promise<void> {
+    const session = this.session();
+    if (!session) return;
+    this.sendWsHeartbeat();
+    try {
+      const r = await session.client.post(
+        '/api/v1/agents/heartbeat',
+        { agent_id: session.agentId, timestamp: new Date().toISOString(), ...this.heartbeatData(), ...(this.settingsError ? { settings_error: this.settingsError } : {}) },
+        { token: session.token },
+      );
+      this.lastHeartbeat = new Date().toISOString();
+      this.lastError = undefined;
+      if (this.state === 'offline' || this.state === 'registering') this.state = this.channel.connected ? 'online' : 'offline';
+      const refused = this.applyManaged(r.json);
+      this.changed();
+      // The server learns of a refused snapshot at once, not a heartbeat later.
+      if (refused) void this.heartbeat();
+    } catch (err) {
+      if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) return this.tokenRefused();
+      this.lastError = `heartbeat failed: ${err instanceof Error ? err.message : String(err)}`;
+      if (!this.channel.connected) this.state = 'offline';
+      this.changed();
+    }
+  }
+
+  /** Managed settings go through the same validation as POST /settings: all or nothing. */
+  /** Returns whether a new snapshot was refused. */
+  private applyManaged(reply: Record<string, unknown>): boolean {
+    const version = reply.settings_version;
+    const snapshot = reply.settings_snapshot;
+    if (typeof version !== 'number' || version <= this.store.get().settings_version || snapshot === undefined) return false;
+    if (version === this.rejectedSettingsVersion) return false;
+    try {
+      this.o.settings.update(snapshot);
+      this.store.setSettingsVersion(version);
+      this.settingsError = undefined;
+      this.o.log.info({ settings_version: version }, 'managed settings applied');
+      return false;
+    } catch (err) {
+      if (!(err instanceof SettingsError)) throw err;
+      this.rejectedSettingsVersion = version;
+      this.settingsError = { version, error: err.message };
+      this.lastError = `managed settings ${version} refused: ${err.message}`;
+      this.o.log.warn({ settings_version: version, err: err.message }, 'managed settings refused; nothing changed');
+      return true;
+    }
+  }
+
+  private deleted(serial: string): void {
+    // A delete the server asked for is not reported back to it.
+    if (this.requests.deletedByServer(serial)) return;
+    this.channel.send('device_deleted', { serial });
+  }
+
+  private frame(f: Envelope): void {
+    const data = f.data ?? {};
+    switch (f.type) {
+      case 'proxy_request':
+        return this.requests.handle(data);
+      case 'command':
+        return void this.command(data);
+      case 'proxy_cancel':
+      case 'proxy_stream_end':
+        // The server is done with a stream (or gives up on a request).
+        return this.requests.cancel(String(data.request_id ?? ''));
+      case 'heartbeat':
+      case 'pong':
+        return;
+      case 'error':
+        this.o.log.warn({ message: String(data.message ?? '') }, 'the server reported an error');
+        return;
+      default:
+        this.channel.send('error', { message: `unknown frame type ${JSON.stringify(f.type).slice(0, 64)}` });
+    }
+  }
+
+  private async command(data: Record<string, unknown>): Promise<void> {
+    const reply = (ok: boolean, error?: string, extra: Record<string, unknown> = {}): void =>
+      void this.channel.send('command_result', {
+        ...(data.command_id !== undefined ? { command_id: data.command_id } : {}),
+        command: data.command,
+        ok,
+        ...(error ? { error } : {}),
+        ...extra,
+      });
+    try {
+      switch (data.command) {
+        case 'discover': {
+          const r = this.o.discovery.start();
+          return reply(true, undefined, { scan_id: r.state.scan_id, already_running: r.alreadyRunning });
+        }
+        case 'collect': {
+          const serial = typeof data.serial === 'string' ? data.serial : undefined;
+          const read = serial ? [await this.o.discovery.collect(serial)].filter(Boolean) : await this.o.discovery.collectSaved();
+          if (serial && !read.length) return reply(false, `no snapshot read from ${serial}`);
+          return reply(true, undefined, { collected: read.length });
+        }
+        case 'check_update':
+        case 'force_update':
+        case 'cancel_update':
+          return reply(false, 'updates are not available on this box yet');
+        default:
+          return reply(false, `unknown command ${JSON.stringify(data.command ?? null).slice(0, 64)}`);
+      }
+    } catch (err) {
+      return reply(false, err instanceof Error ? err.message : String(err));
+    }
+  }
+}
+
+function readCa(file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new Error(`config key server.ca_file: cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** The first non-internal IPv4 address, for registration's `ip`. */
+function primaryAddress(): string {
+  for (const list of Object.values(os.networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '';
+}
+

@@ -1,0 +1,82 @@
+// The central server's HTTP requests over the WebSocket channel (server-protocol.md, "HTTP over
+// the channel"), run through the agent's own request handler in process: no socket is opened.
+// A private http.Server that never listens is handed one end of an in-memory duplex pair per
+// request and Node's own HTTP client writes the request into the other end, so the request meets
+// the same parser, request-target check, gate and routes as one from the network. The server marks
+// each request it parses as coming from the channel, which gives it the proxy principal
+// (contract 5.5); nothing from the network can reach that server.
+import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import { duplexPair } from 'node:stream';
+import { markFromServerChannel } from '../auth/gate.js';
+import type { Handler } from '../api/app.js';
+
+export interface ProxyRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/** Why a request may not be proxied, or null. Only the box itself is a target. */
+export function proxyTargetProblem(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return 'url is not an absolute URL';
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'url must be http:// or https://';
+  if (!['localhost', '127.0.0.1', '[::1]'].includes(u.hostname)) return `target ${u.hostname} is not this agent (localhost only)`;
+  return null;
+}
+
+// Hop-by-hop headers (RFC 9110 7.6.1) and what would let the server pose as someone else.
+const DROPPED_REQUEST_HEADERS = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
+  'host', 'content-length', 'x-service-proxy', 'x-forwarded-for', 'x-forwarded-proto', 'cookie',
+]);
+const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade']);
+
+export function responseHeaders(h: IncomingHttpHeaders): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) {
+    if (v === undefined || DROPPED_RESPONSE_HEADERS.has(k)) continue;
+    out[k] = Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+export class InProcessDispatcher {
+  private readonly server: http.Server;
+
+  constructor(handler: Handler) {
+    this.server = http.createServer((req, res) => {
+      markFromServerChannel(req);
+      handler(req, res);
+    });
+  }
+
+  /**
+   * Sends the request through the agent; resolves the response as a readable stream (the caller
+   * reads or destroys it). `signal` aborts the request and its response.
+   */
+  dispatch(r: ProxyRequest, signal: AbortSignal): Promise<IncomingMessage> {
+    const u = new URL(r.url);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(r.headers)) {
+      if (!DROPPED_REQUEST_HEADERS.has(k.toLowerCase())) headers[k] = v;
+    }
+    headers.host = 'localhost';
+    if (r.body.length || !['GET', 'HEAD'].includes(r.method)) headers['content-length'] = String(r.body.length);
+    const [ours, theirs] = duplexPair();
+    // Routes treat req.socket as a net.Socket (an event stream turns its idle timeout off); an
+    // in-memory pipe has no timers or TCP options to set.
+    const noop = () => theirs;
+    this.server.emit('connection', Object.assign(theirs, { setTimeout: noop, setNoDelay: noop, setKeepAlive: noop }));
+    return new Promise((resolve, reject) => {
+      const req = http.request({ method: r.method, path: u.pathname + u.search, headers, createConnection: () => ours, signal }, resolve);
+      req.on('error', reject);
+      req.end(r.body);
+    });
+  }
+}

@@ -1,0 +1,414 @@
+// The link to a central server (issue 16, server-protocol.md), tried against a real protocol
+// peer (test/server-peer: HTTPS and a WebSocket over TLS on loopback, keeping what it received)
+// with the real agent: enrollment and its secrets, heartbeat and managed settings, uploads
+// through an outage and a SIGKILL, the WebSocket proxy and commands, malformed frames, and
+// reconnection without a hot loop.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { importNdjson, runCli, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
+import { DAY, HOUR, MINUTE, device, hourStart, metrics, ndjson, nowSeconds } from '../helpers/seed.js';
+import { startServerPeer, WS_PATH, type ServerPeer } from '../server-peer/peer.js';
+import { openEventStream } from '../helpers/events.js';
+
+type Json = Record<string, unknown>;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A saved printer nobody answers for (loopback, no agent): reads of it time out. */
+const SILENT = { serial: 'SILENT-LINK-1', ip: '127.0.1.99' };
+const SERIALS = ['LINK-A', 'LINK-B', 'LINK-C'];
+
+function seedLines(perDevice: number, start: number): object[] {
+  return SERIALS.flatMap((serial, k) => [
+    device(serial, { ip: `127.0.1.${50 + k}`, is_saved: true, model: 'ECOSYS P2040dw', manufacturer: 'Kyocera' }),
+    ...Array.from({ length: perDevice }, (_, i) => metrics(serial, 'raw', start + i * MINUTE, { page_count: 1000 + i, toner_levels: { black: 90 } })),
+  ]);
+}
+
+async function linkOf(agent: Agent): Promise<Json> {
+  const r = await agent.get('/settings');
+  assert.equal(r.status, 200, r.body);
+  return (JSON.parse(r.body) as { server: { link: Json } }).server.link;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined && v !== false) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+const keyOf = (m: Json) => `${m.serial}|${m.timestamp}`;
+
+describe('enrolled agent', () => {
+  let peer: ServerPeer;
+  let agent: Agent;
+  const start = nowSeconds() - 2 * HOUR;
+
+  before(async () => {
+    peer = await startServerPeer();
+    agent = await startAgent({
+      serverUrl: peer.url,
+      server: { enrollment_token: peer.enrollmentToken, ca_file: peer.caFile, upload_batch_size: 25, upload_interval_ms: 0 },
+      seed: ndjson([...seedLines(40, start), device(SILENT.serial, { ip: SILENT.ip, is_saved: true })]),
+    });
+  });
+  after(async () => {
+    await agent?.stop();
+    await peer?.stop();
+  });
+
+  test('enrolls with the token, keeps its identity, and never shows or logs a secret', async () => {
+    const reg = await peer.waitFor(() => peer.registrations()[0], 20_000, 'registration');
+    assert.equal(reg.path, '/api/v1/agents/register-with-token');
+    assert.equal(reg.body.token, peer.enrollmentToken);
+    assert.match(String(reg.body.agent_id), /^[0-9a-f-]{36}$/);
+    assert.equal(reg.body.protocol_version, '1');
+    await peer.waitForAgentSocket(20_000);
+    const link = await until('link online', async () => {
+      const l = await linkOf(agent);
+      return l.state === 'online' ? l : undefined;
+    });
+    assert.equal(link.agent_id, reg.body.agent_id);
+    assert.equal(link.registered, true);
+    const settings = await agent.get('/settings');
+    const server = (JSON.parse(settings.body) as { server: Json }).server;
+    assert.equal(server.url, peer.url);
+    assert.equal(server.enrollment_token, '');
+    for (const secret of [reg.token, peer.enrollmentToken]) {
+      assert.ok(!settings.body.includes(secret), 'GET /settings shows no secret');
+      assert.ok(!agent.stdout().includes(secret) && !agent.stderr().includes(secret), 'the log holds no secret');
+    }
+    // A restart keeps the identity and the token: no second registration.
+    await agent.restart();
+    await until('reconnected', async () => (peer.agentSockets().filter((c) => c.closedAt === undefined).length ? true : undefined));
+    assert.equal(peer.registrations().length, 1);
+    assert.equal((await linkOf(agent)).agent_id, reg.body.agent_id);
+  });
+
+  test('every snapshot arrives once, in order, in bounded batches; devices too', async () => {
+    await peer.waitFor(() => (peer.metrics().length >= 120 ? true : undefined), 30_000, '120 snapshots');
+    const got = peer.metrics();
+    assert.equal(got.length, 120, 'each once');
+    assert.equal(new Set(got.map(keyOf)).size, 120);
+    const ids = got.map((m) => m.id as number);
+    assert.deepEqual(ids, [...ids].sort((a, b) => a - b), 'in the order they were stored');
+    for (const b of peer.batches('metrics')) assert.ok(b.items.length <= 25, `batch of ${b.items.length} <= 25`);
+    assert.ok(peer.batches('metrics').every((b) => b.encoding === 'gzip'), 'gzip bodies');
+    const serials = new Set(peer.devices().map((d) => d.serial));
+    for (const s of [...SERIALS, SILENT.serial]) assert.ok(serials.has(s), `device ${s} uploaded`);
+    assert.equal((await linkOf(agent)).backlog, 0);
+  });
+
+  test('heartbeat reports the devices; managed settings apply, a bad snapshot is refused whole', async () => {
+    const hb = await peer.waitFor(() => peer.httpHeartbeats()[0], 20_000, 'heartbeat');
+    assert.equal(hb.body.device_count, 4);
+    peer.setManagedSettings(5, { collection: { interval_minutes: 45 } });
+    await agent.restart(); // a start sends a heartbeat at once
+    await until('managed settings applied', async () => {
+      const s = JSON.parse((await agent.get('/settings')).body) as { collection: { interval_minutes: number }; server: { link: Json } };
+      return s.collection.interval_minutes === 45 && s.server.link.settings_version === 5 ? true : undefined;
+    });
+    peer.setManagedSettings(6, { collection: { interval_minutes: 30 }, discovery: { snmp_timeout_ms: -1 } });
+    await agent.restart();
+    const refused = await peer.waitFor(
+      () => peer.httpHeartbeats().find((h) => (h.body.settings_error as Json | undefined)?.version === 6),
+      20_000,
+      'the refusal reported',
+    );
+    assert.match(String((refused.body.settings_error as Json).error), /snmp_timeout_ms/);
+    const s = JSON.parse((await agent.get('/settings')).body) as { collection: { interval_minutes: number }; server: { link: Json } };
+    assert.equal(s.collection.interval_minutes, 45, 'nothing of the refused snapshot applied');
+    assert.equal(s.server.link.settings_version, 5);
+  });
+
+  test('an outage (down, 500s, answers lost): readings are kept, then drain in order with no gap', async () => {
+    let stamp = nowSeconds() - 30 * MINUTE;
+    for (const mode of ['down', 'error500', 'drop'] as const) {
+      const before = new Set(peer.metrics().map(keyOf)).size;
+      await peer.setMode(mode, mode === 'down' ? {} : { only: ['/api/v1/metrics/batch'] });
+      const lines = SERIALS.map((s) => metrics(s, 'raw', (stamp += 1000), { page_count: 5000 }));
+      const r = await importNdjson(agent.configPath, ndjson(lines));
+      assert.equal(r.code, 0, r.stderr);
+      // Stored and waiting while the server cannot take them.
+      await until(`a backlog while ${mode}`, async () => ((await linkOf(agent)).backlog === 3 ? true : undefined));
+      if (mode === 'drop') await peer.waitFor(() => (peer.requests().some((q) => q.status === 'dropped') ? true : undefined), 30_000, 'a dropped answer');
+      await peer.setMode('ok');
+      await peer.waitFor(() => (new Set(peer.metrics().map(keyOf)).size >= before + 3 ? true : undefined), 60_000, `the backlog after ${mode}`);
+      await until('backlog drained', async () => ((await linkOf(agent)).backlog === 0 ? true : undefined));
+      assert.equal(new Set(peer.metrics().map(keyOf)).size, before + 3, `${mode}: every reading, no gap`);
+    }
+    // Only an answer the agent never got makes it send a batch again; the server dedupes those.
+    const counts = new Map<string, number>();
+    for (const m of peer.metrics()) counts.set(keyOf(m), (counts.get(keyOf(m)) ?? 0) + 1);
+    assert.ok([...counts.values()].every((n) => n <= 2));
+    const ids = peer.metrics().map((m) => m.id as number);
+    for (let k = 1; k < ids.length; k++) assert.ok(ids[k] > ids[k - 1] || counts.get(keyOf(peer.metrics()[k]))! > 1, 'in order');
+  });
+
+  test('the token refused: the agent registers again (same identity)', async () => {
+    const n = peer.registrations().length;
+    peer.revokeTokens();
+    await agent.restart();
+    const again = await peer.waitFor(() => peer.registrations()[n], 30_000, 're-registration');
+    assert.equal(again.body.agent_id, peer.registrations()[0].body.agent_id);
+    await until('online again', async () => ((await linkOf(agent)).state === 'online' ? true : undefined));
+    assert.equal(peer.registrations().length, n + 1, 'once');
+  });
+
+  test('the WebSocket proxy runs requests through the agent as the proxy principal', async () => {
+    await peer.waitForAgentSocket(20_000);
+    const list = await peer.proxy({ url: 'http://localhost:8443/devices/list', method: 'GET' });
+    assert.equal(list.status, 200, list.text());
+    assert.deepEqual((list.json() as Json[]).map((d) => d.serial).sort(), [...SERIALS, SILENT.serial].sort());
+
+    const update = await peer.proxy({
+      url: 'http://localhost/devices/update',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ serial: 'LINK-A', location: 'Room 7' }),
+    });
+    assert.equal(update.status, 200, update.text());
+    const profile = JSON.parse((await agent.get('/api/devices/profile?serial=LINK-A')).body) as { device: Json };
+    assert.equal(profile.device.location, 'Room 7');
+
+    const events = await peer.proxy({ url: 'http://127.0.0.1/events', method: 'GET', streaming: true });
+    assert.equal(events.status, 200);
+    await events.waitForText('event: connected', 10_000);
+    await agent.request('/devices/update', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ serial: 'LINK-B', location: 'Hall' }),
+    });
+    await events.waitForText('"serial":"LINK-B"', 10_000);
+    peer.send('proxy_cancel', { request_id: events.requestId });
+    await events.waitForEnd(10_000);
+
+    const elsewhere = await peer.proxy({ url: 'http://printer.example.invalid/devices/list', method: 'GET' });
+    assert.equal(elsewhere.status, 502);
+    assert.match(elsewhere.text(), /localhost only/);
+
+    const big = await peer.proxy({ url: 'http://localhost/devices/update', method: 'POST', body: Buffer.alloc(1024 * 1024 + 1, 'a') });
+    assert.equal(big.status, 413);
+
+    const traversal = await peer.proxy({ url: 'http://localhost/devices//list', method: 'GET' });
+    assert.equal(traversal.status, 400, 'the request-target check applies to proxied requests too');
+  });
+
+  test('proxied requests are bounded: the ninth at once is refused', async () => {
+    const s = await agent.request('/settings', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ discovery: { snmp_timeout_ms: 4000, allowed_ranges: ['127.0.0.0/8'] } }),
+    });
+    assert.equal(s.status, 200, s.body);
+    // Four event streams and four reads of a silent printer hold the eight slots.
+    const streams = await Promise.all([1, 2, 3, 4].map(() => peer.proxy({ url: 'http://localhost/events', method: 'GET', streaming: true })));
+    const slow = [1, 2, 3, 4].map(() =>
+      peer.proxy(
+        { url: 'http://localhost/devices/metrics/collect', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serial: SILENT.serial }) },
+        60_000,
+      ),
+    );
+    await sleep(500);
+    const ninth = await peer.proxy({ url: 'http://localhost/api/version', method: 'GET' });
+    assert.equal(ninth.status, 503, ninth.text());
+    for (const st of streams) peer.send('proxy_cancel', { request_id: st.requestId });
+    const answers = await Promise.all(slow);
+    for (const a of answers) assert.equal(a.status, 504, a.text());
+    const after = await peer.proxy({ url: 'http://localhost/api/version', method: 'GET' });
+    assert.equal(after.status, 200, 'slots come back');
+  });
+
+  test('commands: discover, collect, updates not yet available, unknown', async () => {
+    const discover = await peer.command('discover');
+    assert.equal(discover.ok, true, JSON.stringify(discover));
+    const collect = await peer.command('collect', { serial: SILENT.serial }, 60_000);
+    assert.equal(collect.ok, false);
+    const update = await peer.command('check_update');
+    assert.equal(update.ok, false);
+    assert.match(String(update.error), /not available/);
+    const unknown = await peer.command('reboot_the_moon');
+    assert.equal(unknown.ok, false);
+    assert.match(String(unknown.error), /unknown command/);
+  });
+
+  test('a local delete is reported to the server; one the server asked for is not', async () => {
+    const since = peer.frames().length;
+    const local = await agent.request('/devices/delete', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ serial: 'LINK-C' }) });
+    assert.equal(local.status, 200, local.body);
+    const frame = await peer.nextFrame((f) => f.type === 'device_deleted', 10_000, { since });
+    assert.equal(frame.data.serial, 'LINK-C');
+    const mark = Date.now();
+    const remote = await peer.proxy({ url: 'http://localhost/devices/delete', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serial: 'LINK-B' }) });
+    assert.equal(remote.status, 200, remote.text());
+    await sleep(1000);
+    assert.equal(peer.frames('device_deleted').filter((f) => f.at >= mark).length, 0);
+  });
+
+  test('malformed frames get an error reply or close the socket; the agent keeps serving', async () => {
+    await peer.waitForAgentSocket(20_000);
+    for (const [raw, reason] of [
+      ['not json', /not JSON/],
+      [JSON.stringify({ type: 'no_such_type', data: {} }), /unknown frame type/],
+      [JSON.stringify({ type: 'proxy_request', data: { url: 'http://localhost/api/version', method: 'GET' } }), /request_id/],
+      [JSON.stringify({ type: 'command', data: 'x' }), /data must be an object/],
+    ] as const) {
+      const mark = peer.frames().length;
+      peer.sendRaw(raw);
+      const reply = await peer.nextFrame((f) => f.type === 'error' && f.seq >= mark, 10_000);
+      assert.match(String(reply.data.message), reason);
+    }
+    const attempts = peer.wsAttempts().length;
+    peer.sendRaw(JSON.stringify({ type: 'heartbeat', data: { pad: 'x'.repeat(5 * 1024 * 1024) } }));
+    await peer.waitFor(() => (peer.wsAttempts().length > attempts ? true : undefined), 30_000, 'a reconnection after the huge frame');
+    assert.equal((await agent.get('/api/version')).status, 200);
+  });
+
+  test('the agent reconnects after the server drops the socket, backing off (no hot loop)', async () => {
+    await peer.waitForAgentSocket(20_000);
+    await peer.setMode('error500', { only: [WS_PATH] });
+    const from = peer.wsAttempts().length;
+    await peer.dropAgentSocket();
+    await sleep(14_000);
+    const tries = peer.wsAttempts().slice(from);
+    // 5 s then 10 s (each +-20%): two or three tries in 14 s, never a burst.
+    assert.ok(tries.length >= 1 && tries.length <= 3, `${tries.length} attempts in 14 s`);
+    for (let i = 1; i < tries.length; i++) assert.ok(tries[i].at - tries[i - 1].at >= 3_500, 'spaced');
+    await peer.setMode('ok');
+    await peer.waitForAgentSocket(40_000);
+  });
+});
+
+test('a SIGKILL in the middle of a batch: after restart nothing is missing, at most that batch twice', async () => {
+  const peer = await startServerPeer();
+  // The peer stores each metrics batch and answers 3 s later: the kill lands before the answer.
+  await peer.setMode('slow', { delayMs: 3000, only: ['/api/v1/metrics/batch'] });
+  const start = nowSeconds() - HOUR;
+  const agent = await startAgent({
+    serverUrl: peer.url,
+    server: { enrollment_token: peer.enrollmentToken, ca_file: peer.caFile, upload_batch_size: 50, upload_interval_ms: 0 },
+    seed: ndjson(seedLines(100, start)),
+  });
+  try {
+    await peer.waitFor(() => (peer.batches('metrics').length >= 1 ? true : undefined), 30_000, 'a batch stored');
+    await agent.stop({ signal: 'SIGKILL', keepDir: true });
+    await peer.setMode('ok');
+    await agent.restart();
+    await peer.waitFor(() => (new Set(peer.metrics().map(keyOf)).size >= 300 ? true : undefined), 60_000, 'all 300');
+    const counts = new Map<string, number>();
+    for (const m of peer.metrics()) counts.set(keyOf(m), (counts.get(keyOf(m)) ?? 0) + 1);
+    assert.equal(counts.size, 300, 'no gap');
+    const twice = [...counts.values()].filter((n) => n > 1).length;
+    assert.ok(twice > 0 && twice <= 50, `${twice} sent twice (the one unacknowledged batch, sent again)`);
+    assert.ok([...counts.values()].every((n) => n <= 2));
+  } finally {
+    await agent.stop();
+    await peer.stop();
+  }
+});
+
+test('an outage longer than raw retention: hourly rows stand in for the raw ones retention removed', async () => {
+  const peer = await startServerPeer();
+  const cfg = await writeConfig({ serverUrl: peer.url, server: { ca_file: peer.caFile, upload_interval_ms: 0 } });
+  // A box registered ten days ago whose server last acknowledged the readings of that moment; it
+  // kept reading every hour since, with the uplink down.
+  const now = hourStart(Date.now());
+  const from = now - 10 * DAY;
+  const hours = Array.from({ length: 10 * 24 + 1 }, (_, i) => from + i * HOUR);
+  const r = await importNdjson(cfg.configPath, ndjson([
+    device('GAP-1', { ip: '127.0.1.61', is_saved: true }),
+    device('GAP-2', { ip: '127.0.1.62', is_saved: true }),
+    ...hours.flatMap((ts, i) => ['GAP-1', 'GAP-2'].map((serial) => metrics(serial, 'raw', ts, { page_count: 100 + i }))),
+  ]));
+  assert.equal(r.code, 0, r.stderr);
+  const db = new Database(join(cfg.dataDir, 'printbox.db'));
+  const agentId = '0b3f5c1e-1111-4a2b-9c3d-000000000001';
+  const first = db.prepare('SELECT max(id) AS id FROM metrics_raw WHERE ts = ?').get(from) as { id: number };
+  db.prepare(`INSERT INTO server_link (id, agent_id, server_url, agent_token, metrics_cursor, metrics_cursor_ts) VALUES (1, ?, ?, ?, ?, ?)`)
+    .run(agentId, peer.url, peer.issueToken(agentId), first.id, from);
+  db.close();
+  const rollup = await runCli(['rollup'], { configPath: cfg.configPath });
+  assert.equal(rollup.code, 0, rollup.stderr);
+  const agent = await startAgent({ config: cfg });
+  try {
+    await peer.waitFor(() => (new Set(peer.metrics().map((m) => `${m.serial}|${Date.parse(String(m.timestamp))}`)).size >= 2 * (hours.length - 1) ? true : undefined), 60_000, 'every hour');
+    const got = peer.metrics();
+    const hourly = got.filter((m) => m.tier === 'hourly');
+    const raw = got.filter((m) => m.tier === 'raw');
+    assert.ok(hourly.length > 0, 'hourly rows sent for the gap');
+    // Every hour after the acknowledged one arrives, raw where raw is left, hourly where it is not.
+    for (const serial of ['GAP-1', 'GAP-2']) {
+      const seen = new Set(got.filter((m) => m.serial === serial).map((m) => Date.parse(String(m.timestamp))));
+      for (const ts of hours.slice(1)) assert.ok(seen.has(ts), `${serial} ${new Date(ts).toISOString()}`);
+      assert.ok(!seen.has(from), 'the acknowledged reading is not sent again');
+    }
+    const lastHourly = Math.max(...hourly.map((m) => Date.parse(String(m.timestamp))));
+    const firstRaw = Math.min(...raw.map((m) => Date.parse(String(m.timestamp))));
+    assert.ok(lastHourly < firstRaw, 'tier rows only for the time raw no longer holds');
+    assert.ok(got.indexOf(hourly.at(-1)!) < got.indexOf(raw[0]), 'the gap first, then raw, in order');
+  } finally {
+    await agent.stop();
+    await peer.stop();
+  }
+});
+
+test('a refused enrollment token: state rejected, retries back off', async () => {
+  const peer = await startServerPeer();
+  const agent = await startAgent({ serverUrl: peer.url, server: { enrollment_token: 'not-the-token', ca_file: peer.caFile } });
+  try {
+    await sleep(13_000);
+    const tries = peer.requestCount('/api/v1/agents/register-with-token');
+    assert.ok(tries >= 2 && tries <= 3, `${tries} registration attempts in 13 s (5 s, then 10 s)`);
+    const link = await linkOf(agent);
+    assert.equal(link.state, 'rejected');
+    assert.match(String(link.last_error), /refused/);
+    assert.equal(link.registered, false);
+  } finally {
+    await agent.stop();
+    await peer.stop();
+  }
+});
+
+test('enrollment through POST /settings; TLS is verified; server_status events follow the link', async () => {
+  const peer = await startServerPeer();
+  const stranger = await startServerPeer(); // a server whose certificate this box has no reason to trust
+  const agent = await startAgent({ server: { ca_file: peer.caFile } });
+  const seen: Json[] = [];
+  const stream = openEventStream(agent.httpsPort, (name, data) => name === 'server_status' && seen.push(data as Json));
+  const enroll = (url: string, token: string) =>
+    agent.request('/settings', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ server: { url, enrollment_token: token } }),
+    });
+  try {
+    assert.equal((await linkOf(agent)).state, 'off');
+    assert.equal((await enroll(stranger.url, stranger.enrollmentToken)).status, 200);
+    await until('a certificate error', async () => {
+      const l = await linkOf(agent);
+      return /certificate/i.test(String(l.last_error ?? '')) ? l : undefined;
+    });
+    assert.equal(stranger.registrations().length, 0, 'nothing is sent over an unverified connection');
+
+    assert.equal((await enroll(peer.url, peer.enrollmentToken)).status, 200);
+    await peer.waitForAgentSocket(30_000);
+    await until('online', async () => ((await linkOf(agent)).state === 'online' ? true : undefined));
+    const states = seen.map((e) => e.state);
+    for (const s of ['registering', 'online']) assert.ok(states.includes(s), `server_status ${s} in ${states.join(', ')}`);
+
+    // Unenrolling stops the link.
+    assert.equal((await enroll('', '')).status, 200);
+    await until('off', async () => ((await linkOf(agent)).state === 'off' ? true : undefined));
+    assert.equal(seen.at(-1)?.state, 'off');
+  } finally {
+    stream.destroy();
+    await agent.stop();
+    await peer.stop();
+    await stranger.stop();
+  }
+});

@@ -1,0 +1,78 @@
+// The device record's one field table (model/device-fields.ts) against what is built from it and
+// what it must match: the devices table the migrations build (migrations stay literal SQL, so this
+// is where the two meet), the store's row reader and writer, the API's Device and the backup.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../../src/store/db.js';
+import { DeviceStore } from '../../src/store/devices.js';
+import { COLUMNS } from '../../src/store/device-rows.js';
+import { DEVICE_BACKUP_FIELDS, DEVICE_FIELDS, DEVICE_RECORD, columnOf, type DeviceField } from '../../src/model/device-fields.js';
+import type { Device } from '../../src/model/device.js';
+
+const RECORD: readonly DeviceField[] = DEVICE_RECORD;
+
+function withStore(fn: (store: DeviceStore, db: ReturnType<typeof openDatabase>) => void): void {
+  const dir = mkdtempSync(join(tmpdir(), 'printbox-fields-'));
+  const db = openDatabase(join(dir, 'f.db'));
+  try {
+    fn(new DeviceStore(db), db);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// How each kind is stored (store/device-rows.ts): the column type the migrations must have given it.
+const COLUMN_TYPE: Record<DeviceField['kind'], string> = {
+  string: 'TEXT', int: 'INTEGER', time: 'INTEGER', bool: 'INTEGER', array: 'TEXT', object: 'TEXT',
+};
+
+test('the field table names every column of the devices table the migrations build, with its type', () => {
+  withStore((_store, db) => {
+    const schema = db.prepare('SELECT name, type FROM pragma_table_info(?)').all('devices') as { name: string; type: string }[];
+    const fromTable = RECORD.map((f) => ({ name: columnOf(f), type: COLUMN_TYPE[f.kind] }));
+    const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    assert.deepEqual([...fromTable].sort(byName), [...schema].sort(byName));
+    // Booleans are NOT NULL DEFAULT 0 (the row reader relies on it: it never leaves one out).
+    const notNull = new Set((db.prepare('SELECT name FROM pragma_table_info(?) WHERE "notnull"').pluck().all('devices')) as string[]);
+    for (const f of RECORD.filter((x) => x.kind === 'bool')) assert.ok(notNull.has(columnOf(f)), `${f.name} NOT NULL`);
+    assert.deepEqual(COLUMNS, RECORD.map(columnOf));
+  });
+});
+
+test('the Device JSON is the record without printer_info; the backup line carries the whole record', () => {
+  assert.deepEqual(DEVICE_FIELDS.map((f) => f.name), RECORD.filter((f) => f.name !== 'printer_info').map((f) => f.name));
+  assert.deepEqual(DEVICE_BACKUP_FIELDS.map((f) => f.name), RECORD.map((f) => f.name));
+});
+
+const FULL: Device = {
+  serial: 'F-1', ip: '10.0.0.1', manufacturer: 'Acme', model: 'M', hostname: 'h', firmware: 'fw', mac_address: 'aa:bb',
+  subnet_mask: '255.0.0.0', gateway: '10.0.0.254', consumables: ['K'], status_messages: ['Ready'],
+  last_seen: 3_000, created_at: 1_000, first_seen: 2_000, discovery_method: 'snmp', asset_number: 'A1', location: 'L',
+  description: 'D', web_ui_url: 'https://10.0.0.1/', raw_data: { a: [1, { b: null }] }, device_type: 'network',
+  source_type: 'snmp', port_name: 'p', driver_name: 'd', spooler_status: 's', is_usb: true, is_default: true,
+  is_shared: true, usb_webui_available: true, initial_page_count: 12, dns_servers: ['1.1.1.1'], dhcp_server: '10.0.0.2',
+  is_saved: true, visible: false, walk_filename: 'w', last_scan_id: 9007199254740991,
+  locked_fields: [{ field: 'location', locked_at: '2026-01-01T00:00:00Z' }], printer_info: { ip: '10.0.0.1', meters: { x: 1 } },
+};
+
+test('a record goes through the devices table unchanged: every field, and no field it did not have', () => {
+  withStore((store) => {
+    assert.deepEqual(
+      Object.keys(FULL).sort(), RECORD.map((f) => f.name).sort(), 'FULL sets every field of the table',
+    );
+    store.put(FULL);
+    assert.deepEqual(store.get('F-1'), FULL);
+    const bare: Device = {
+      serial: 'B-1', ip: '10.0.0.2', last_seen: 5, created_at: 5, first_seen: 5, device_type: 'network', source_type: 'import',
+      is_usb: false, is_default: false, is_shared: false, usb_webui_available: false, is_saved: false, visible: true,
+    };
+    store.put(bare);
+    const got = store.get('B-1')!;
+    assert.deepEqual(got, bare);
+    assert.deepEqual(Object.keys(got).sort(), Object.keys(bare).sort(), 'absent fields stay absent, not undefined');
+  });
+});
