@@ -201,6 +201,9 @@ md += '\n## Schemas\n';
 for (const [name, schema] of Object.entries(doc.components.schemas)) {
   md += `\n### ${name}\n\n${schema.description ? cell(schema.description) + '\n' : ''}${propertiesTable(schema) || `\n${typeText(schema)}\n`}`;
 }
+// The backup format is the command line's, not HTTP's: its one description, docs/backup-format.md,
+// goes in whole, a level down.
+md += '\n' + readFileSync(join(root, 'docs/backup-format.md'), 'utf8').replace(/^#/gm, '##').trimEnd() + '\n';
 writeFileSync(join(root, 'docs/api.md'), md);
 agent.kill('SIGTERM');
 await new Promise((r) => agent.once('exit', r));

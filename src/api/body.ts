@@ -1,7 +1,7 @@
 // Reads a JSON request body with a size limit. Every failure answers a clear 4xx and returns
 // undefined, so a handler only goes on with a parsed object.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendText } from './respond.js';
+import { sendText, sendTextAndClose } from './respond.js';
 
 const DEFAULT_LIMIT = 64 * 1024;
 
@@ -16,24 +16,23 @@ export async function readJsonBody(
     req.resume();
     return undefined;
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of req) {
-      size += (chunk as Buffer).length;
-      if (size > limit) {
-        sendText(res, 413, `request body larger than ${limit} bytes`);
-        req.destroy();
-        return undefined;
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch {
-    return undefined; // the client went away; nobody is left to answer
+  const tooLarge = `request body larger than ${limit} bytes`;
+  // Announced too large: answered before a byte of it is read.
+  const announced = Number(req.headers['content-length']);
+  if (Number.isFinite(announced) && announced > limit) {
+    sendTextAndClose(req, res, 413, tooLarge);
+    return undefined;
   }
+  const raw = await readLimited(req, limit);
+  if (raw === 'too large') {
+    // The client may still be sending: close without a reset, so that it reads the 413 (respond.ts).
+    sendTextAndClose(req, res, 413, tooLarge);
+    return undefined;
+  }
+  if (raw === undefined) return undefined; // the client went away (or timed out: 408 from the listener); nobody is left to answer
   let value: unknown;
   try {
-    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks)));
+    value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
   } catch (err) {
     sendText(res, 400, `malformed JSON body: ${(err as Error).message}`);
     return undefined;
@@ -43,6 +42,37 @@ export async function readJsonBody(
     return undefined;
   }
   return value as Record<string, unknown>;
+}
+
+/**
+ * The body, or 'too large' as soon as it passes `limit` (the rest is left unread), or undefined when
+ * the request ends early (client gone, connection closed by a timeout). Events rather than an async
+ * iterator: leaving a `for await` over the request destroys it, and with it the socket.
+ */
+function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | 'too large' | undefined> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const finish = (value: Buffer | 'too large' | undefined) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('close', onClose);
+      resolve(value);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.pause();
+        finish('too large');
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => finish(Buffer.concat(chunks));
+    const onClose = () => finish(req.complete ? Buffer.concat(chunks) : undefined);
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('close', onClose);
+    req.on('error', () => finish(undefined)); // stays: an abort later is not an uncaught error
+  });
 }
 
 /** A required string field, or a 400 naming it. */

@@ -1,4 +1,5 @@
-// printbox-agent export: writes the configured database as NDJSON to stdout.
+// printbox-agent export: writes the configured database as NDJSON to stdout, format version 2
+// (docs/backup-format.md): the trailer at the end lets import tell a complete backup from a cut one.
 import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
 import { exportNdjson } from '../store/ndjson.js';

@@ -1,4 +1,6 @@
 // printbox-agent import FILE: restores an NDJSON backup into the configured database, all or nothing.
+// `-` reads stdin. A version 2 backup is refused unless its trailer is there and matches
+// (docs/backup-format.md); a version 1 backup imports with a warning that it could not be checked.
 import { createReadStream } from 'node:fs';
 import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
@@ -14,6 +16,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
   try {
     const input = args[0] === '-' ? process.stdin : createReadStream(args[0]);
     const r = await importNdjson(db, input);
+    if (r.warning) process.stderr.write(`printbox-agent import: ${args[0]}: warning: ${r.warning}\n`);
     const skipped = r.skipped ? `; ${r.skipped} raw rows already stored, skipped` : '';
     process.stdout.write(`imported ${r.devices} devices and ${r.metrics} metric rows from ${args[0]}${skipped}\n`);
     return 0;

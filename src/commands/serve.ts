@@ -23,6 +23,9 @@ import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
 
+/** SIGTERM -> exit: the longest the shutdown waits for work to end (see shutdown in run()). */
+const SHUTDOWN_DEADLINE_MS = 4500;
+
 export async function run(_args: string[], configPath: string | undefined): Promise<number> {
   const config = loadConfig(configPath);
   const logRing = new LogRing();
@@ -78,19 +81,53 @@ export async function run(_args: string[], configPath: string | undefined): Prom
 
   process.on('SIGUSR2', () => log.info('USB change notified'));
   let stopping = false;
+  // SIGTERM -> exit within SHUTDOWN_DEADLINE_MS whatever the network does (the unit's
+  // TimeoutStopSec is 20 s; systemd then SIGKILLs). First nothing new is taken: schedules stop, the
+  // listeners close (connections in flight are cut: their requests were never acknowledged), the
+  // server link stops. Every long operation is told to stop at the same moment and they end in
+  // parallel: the scan and the polls close their SNMP sessions at once (no request timeout is
+  // waited for), the roll-up pass ends between batches. If something is still busy at the
+  // deadline it is named in the log and the process exits anyway after closing the database:
+  // writes are synchronous transactions (never in progress while this runs), and a transaction
+  // left open across awaits (an import) is rolled back by the close, so nothing is torn.
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    const t0 = Date.now();
     log.info({ signal }, 'shutting down');
     notifyStopping(log);
     stopWatch();
     stopWatchdog();
     stopDiscovery();
-    await serverLink.stop();
-    await stopRollups();
-    await discovery.stop();
-    await listeners.close();
-    db.close();
+    const parts: [string, () => Promise<void>][] = [
+      ['http listeners', () => listeners.close()],
+      ['server link', () => serverLink.stop()],
+      ['roll-up pass', () => stopRollups()],
+      ['discovery', () => discovery.stop()],
+    ];
+    const busy = new Set(parts.map(([name]) => name));
+    const all = Promise.all(
+      parts.map(([name, stop]) =>
+        (async () => stop())() // called now, in this order
+          .catch((err: unknown) => log.error({ part: name, err: err instanceof Error ? err.message : String(err) }, 'error while stopping'))
+          .finally(() => busy.delete(name)),
+      ),
+    );
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<'deadline'>((r) => (timer = setTimeout(() => r('deadline'), SHUTDOWN_DEADLINE_MS)));
+    const outcome = await Promise.race([all.then(() => 'done' as const), deadline]);
+    clearTimeout(timer);
+    if (outcome === 'deadline') {
+      const still = [...busy].map((name) => (name === 'discovery' ? `discovery (${discovery.busy().join(', ') || 'ending'})` : name));
+      log.warn({ busy: still, ms: Date.now() - t0 }, 'shutdown deadline reached: exiting with these still busy');
+    }
+    try {
+      db.close(); // rolls back a transaction still open
+    } catch (err) {
+      // e.g. a backup export's statement still iterating: nothing is written then; the OS closes the file.
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'database not closed cleanly');
+    }
+    log.info({ ms: Date.now() - t0 }, 'stopped');
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

@@ -2,6 +2,7 @@
 // the wrong type stops start-up with a message naming the key, so a typo never silently falls
 // back to a default on a box nobody logs into.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { validateCidrList } from '../snmp/ranges.js';
@@ -98,6 +99,24 @@ const isUrl: Check = (v, key) => {
   }
 };
 
+// An IP address literal (IPv4 dotted quad, or IPv6 without brackets; 0.0.0.0 or :: for every
+// address), never a host name: Node would resolve a name once at start-up, when DNS may not be up
+// yet on a box that just booted, and bind only the first address the name has; `localhost` in
+// particular is 127.0.0.1 or ::1 depending on the resolver. A name also fails later with a DNS error
+// that does not say which key is wrong.
+const isListenAddress: Check = (v, key) => {
+  isString(v, key);
+  const s = v as string;
+  if (isIP(s) !== 0) return;
+  const what = s === '' ? 'empty'
+    : /^\[.*\]$/.test(s) ? `${JSON.stringify(s)} has brackets (write ${s.slice(1, -1)})`
+    : /:\d+$/.test(s) && isIP(s.replace(/:\d+$/, '')) === 4 ? `${JSON.stringify(s)} has a port (ports are web.https_port and web.http_port)`
+    : `${JSON.stringify(s)} is not an IP address`;
+  throw new ConfigError(
+    `config key ${key}: ${what}: expected an IPv4 or IPv6 address such as 0.0.0.0 (every IPv4 address), :: (every address) or 127.0.0.1 (this machine only); host names are not accepted`,
+  );
+};
+
 // The shape of the file: a table is a nested schema, a leaf is a check.
 interface Schema {
   [key: string]: Schema | Check;
@@ -106,7 +125,7 @@ interface Schema {
 const schema: Schema = {
   data_dir: isString,
   web: {
-    listen_address: isString,
+    listen_address: isListenAddress,
     https_port: isPort,
     http_port: isPort,
     redirect_http_to_https: isBool,
@@ -161,6 +180,9 @@ function resolvePaths(cfg: Config, baseDir: string): Config {
   const rangesProblem = validateCidrList(cfg.discovery.allowed_ranges);
   if (rangesProblem) throw new ConfigError(`config key discovery.allowed_ranges: ${rangesProblem}`);
   if (cfg.web.https_port === 0) throw new ConfigError('config key web.https_port: must not be 0');
+  if (cfg.web.http_port === cfg.web.https_port) {
+    throw new ConfigError(`config keys web.http_port and web.https_port: both are ${cfg.web.https_port} (use 0 to disable the HTTP listener)`);
+  }
   for (const entry of cfg.web.auth.trusted_proxies) {
     const problem = trustedProxyProblem(entry);
     if (problem) throw new ConfigError(`config key web.auth.trusted_proxies: ${entry}: ${problem}`);

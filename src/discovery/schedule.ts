@@ -22,7 +22,8 @@ export function startDiscoverySchedule(discovery: DiscoveryService, settings: Se
         lastPoll = t;
         try {
           const snaps = await discovery.collectSaved();
-          log.info({ snapshots: snaps.length }, 'polling round done');
+          // A round stopped by shutdown has said so itself ("polling round stopped").
+          if (!discovery.stopped) log.info({ snapshots: snaps.length }, 'polling round done');
         } catch (err) {
           log.error({ err: (err as Error).message }, 'polling round failed');
         }

@@ -1,5 +1,12 @@
 // Discovery and collection: runs SNMP scans over the configured targets, turns answers into
 // device records and raw snapshots, and polls saved devices. One scan at a time.
+//
+// Stopping (stop(), at shutdown) must not wait for the network: one AbortSignal for the service's
+// life goes to every read (readHost closes its SNMP sessions when it fires, so requests in flight
+// fail at once instead of at their timeout), no read starts after it, and a read cut short by it
+// is dropped (neither a snapshot nor a "not responding" mark: the device did not fail). What a
+// round had fully read before is still written, in one short transaction.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { SettingsStore } from '../settings/store.js';
@@ -48,8 +55,31 @@ export class DiscoveryService {
   private lastScanId = 0;
   private current?: { state: ScanState; abort: AbortController; done: Promise<void> };
   private polling?: Promise<Snapshot[]>;
+  /** Aborted by stop(): every read in flight ends at once and none starts after. */
+  private readonly lifetime = new AbortController();
+  /** Polls under way (rounds and single reads), so that stop() waits for their last write. */
+  private readonly polls = new Set<Promise<unknown>>();
 
-  constructor(private readonly deps: DiscoveryDeps) {}
+  constructor(private readonly deps: DiscoveryDeps) {
+    // Each host being read holds one abort listener (removed when its read ends); reads are
+    // bounded by discover_concurrency per round plus single reads from the API.
+    setMaxListeners(0, this.lifetime.signal);
+  }
+
+  /** True once stop() was called. */
+  get stopped(): boolean {
+    return this.lifetime.signal.aborted;
+  }
+
+  /** What is still running, for the shutdown log: e.g. ["scan 3", "polling round", "1 single read"]. */
+  busy(): string[] {
+    const out: string[] = [];
+    if (this.current?.state.state === 'running') out.push(`scan ${this.current.state.scan_id}`);
+    const singles = this.polls.size - (this.polling ? 1 : 0);
+    if (this.polling) out.push('polling round');
+    if (singles > 0) out.push(`${singles} single read${singles > 1 ? 's' : ''}`);
+    return out;
+  }
 
   status(): ScanState | undefined {
     return this.current?.state;
@@ -58,6 +88,10 @@ export class DiscoveryService {
   /** Starts a scan unless one is running; returns its state at once. */
   start(): { state: ScanState; alreadyRunning: boolean } {
     if (this.current?.state.state === 'running') return { state: this.current.state, alreadyRunning: true };
+    if (this.stopped) {
+      const state: ScanState = { scan_id: ++this.lastScanId, state: 'failed', scanned: 0, total: 0, found: 0, error: 'the agent is shutting down' };
+      return { state, alreadyRunning: false };
+    }
     const state: ScanState = { scan_id: ++this.lastScanId, state: 'running', scanned: 0, total: 0, found: 0 };
     const abort = new AbortController();
     const done = this.runScan(state, abort.signal);
@@ -70,10 +104,14 @@ export class DiscoveryService {
     await this.current?.done;
   }
 
+  /**
+   * Stops the scan and every poll without waiting for the network (see the top of this file);
+   * resolves once their last writes are done. Nothing starts afterwards.
+   */
   async stop(): Promise<void> {
+    this.lifetime.abort();
     this.current?.abort.abort();
-    await this.current?.done;
-    await this.polling;
+    await Promise.allSettled([this.current?.done, ...this.polls]);
   }
 
   private async runScan(state: ScanState, signal: AbortSignal): Promise<void> {
@@ -108,8 +146,14 @@ export class DiscoveryService {
         },
       });
       state.scanned = result.scanned;
-      state.state = 'done';
-      log.info({ scan_id: state.scan_id, found: state.found, ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+      if (result.aborted) {
+        state.state = 'failed';
+        state.error = 'scan stopped: the agent is shutting down';
+        log.info({ scan_id: state.scan_id, found: state.found, scanned: result.scanned, total: result.total, ms: result.durationMs }, 'discovery stopped');
+      } else {
+        state.state = 'done';
+        log.info({ scan_id: state.scan_id, found: state.found, ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+      }
     } catch (err) {
       state.state = 'failed';
       state.error = (err as Error).message;
@@ -144,19 +188,38 @@ export class DiscoveryService {
   /** Polls every saved device; the round's snapshots are written in one transaction. */
   async collectSaved(): Promise<Snapshot[]> {
     if (this.polling) return this.polling; // a round is under way: share it, never double it
+    if (this.stopped) return Promise.resolve([]);
     const serials = this.deps.devices.listSaved().filter((d) => d.source_type !== 'usb').map((d) => d.serial);
-    this.polling = this.poll(serials).finally(() => (this.polling = undefined));
+    this.deps.log.info({ devices: serials.length }, 'polling round started');
+    this.polling = this.poll(serials, 'round').finally(() => (this.polling = undefined));
     return this.polling;
   }
 
-  private async poll(serials: string[]): Promise<Snapshot[]> {
+  /** Runs a poll, known to stop() until it has ended. */
+  private poll(serials: string[], kind: 'round' | 'single' = 'single'): Promise<Snapshot[]> {
+    const p = this.pollNow(serials, kind);
+    const tracked = p.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.polls.add(tracked);
+    void tracked.then(() => this.polls.delete(tracked));
+    return p;
+  }
+
+  private async pollNow(serials: string[], kind: 'round' | 'single'): Promise<Snapshot[]> {
     const { devices, settings, events, log } = this.deps;
+    const signal = this.lifetime.signal;
+    if (signal.aborted) return [];
     const s = settings.get();
     const credentials = credentialsOf(s);
     const readings: { device: Device; snapshot: Omit<Snapshot, 'id'> }[] = [];
     const queue = [...serials];
+    let cut = 0; // reads cut short by stop()
     const worker = async () => {
-      for (let serial = queue.shift(); serial !== undefined; serial = queue.shift()) {
+      while (!signal.aborted) {
+        const serial = queue.shift();
+        if (serial === undefined) return;
         const device = devices.get(serial);
         if (!device) continue;
         const now = this.deps.now();
@@ -168,9 +231,16 @@ export class DiscoveryService {
             allowedRanges: s.discovery.allowed_ranges,
             port: s.snmp.port,
             planRead: readPlan,
+            signal,
           });
         } catch (err) {
           log.warn({ serial, ip: device.ip, err: (err as Error).message }, 'poll failed');
+        }
+        // Cut short by stop(): the device did not fail, it was not heard out. Neither a snapshot
+        // nor a "not responding" mark (a read that had completed is kept).
+        if (signal.aborted && (!host || host.partial)) {
+          cut++;
+          break;
         }
         const parsed = host ? parsePrinter(host.values, device.ip, new Date(now)) : undefined;
         const observation = parsed ? toObservation(parsed, device.ip, now) : undefined;
@@ -185,6 +255,10 @@ export class DiscoveryService {
       }
     };
     await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));
+    if (signal.aborted && (cut > 0 || queue.length > 0)) {
+      log.info({ read: readings.length, cut_short: cut, not_started: queue.length }, kind === 'round' ? 'polling round stopped' : 'poll stopped');
+    }
+    if (readings.length === 0) return [];
     const ids = devices.recordReadings(readings);
     for (const r of readings) events.emit('device_change', { serial: r.device.serial, change: 'metrics' });
     return readings.map((r, i) => ({ ...r.snapshot, id: ids[i] }));

@@ -3,6 +3,7 @@
 // method, path (without query), status and duration only.
 import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
+import { fstatSync } from 'node:fs';
 
 export type { Logger };
 
@@ -41,11 +42,43 @@ export class LogRing extends Writable {
   }
 }
 
+// syslog priorities (RFC 5424) of pino's levels: debug, info, warning, err, crit.
+const PRIORITY: Record<number, number> = { 10: 7, 20: 7, 30: 6, 40: 4, 50: 3, 60: 2 };
+
+/**
+ * stdout for journald: each line begins with its priority as `<N>`, which journald takes as the
+ * line's priority and strips (SyslogLevelPrefix=, on by default), so `journalctl -p err` finds
+ * the agent's errors. pino hands a stream marked with its metadata symbol the record's level.
+ */
+export function journalStdout(out: { write(s: string): unknown } = process.stdout) {
+  return {
+    [Symbol.for('pino.metadata')]: true,
+    lastLevel: 30,
+    write(line: string) {
+      out.write(`<${PRIORITY[this.lastLevel] ?? 6}>${line}`);
+    },
+  };
+}
+
+/** Whether stdout is the journal: systemd names its stream in JOURNAL_STREAM (device:inode), and a
+ * child that inherited the variable but writes elsewhere (a pipe, a terminal) must not match. */
+function stdoutIsJournal(): boolean {
+  const stream = process.env.JOURNAL_STREAM;
+  if (!stream) return false;
+  try {
+    const st = fstatSync(1);
+    return stream === `${st.dev}:${st.ino}`;
+  } catch {
+    return false;
+  }
+}
+
 export function createLogger(level: string, ring: LogRing): Logger {
+  const stdout = stdoutIsJournal() ? journalStdout() : process.stdout;
   return pino(
     { level, base: undefined, timestamp: pino.stdTimeFunctions.epochTime },
     pino.multistream([
-      { level: 'trace', stream: process.stdout },
+      { level: 'trace', stream: stdout },
       { level: 'trace', stream: ring },
     ]),
   );

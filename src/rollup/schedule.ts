@@ -1,6 +1,12 @@
 // Runs roll-up + retention at start-up (catch-up after the box was off) and then on a cron schedule.
 // Runs never overlap: a tick that finds the previous pass still running is skipped (the next pass
 // catches up, since every pass processes all closed buckets not yet rolled).
+//
+// Stopping (shutdown): the stop function aborts the pass under way between batches. The signal is
+// passed down as the passes' yield function (called between bucket reads and after each batch's
+// transaction): once aborted it throws there, so the pass ends before its next batch. A batch's
+// transaction is synchronous, so it is committed whole before that point, never cut in two; reads
+// of a batch not yet written are simply dropped. Retention's vacuum and checkpoint are skipped too.
 import cron from 'node-cron';
 import type { Database } from 'better-sqlite3';
 import { rollupOnce, type RollupResult } from './rollup.js';
@@ -17,31 +23,53 @@ export const DEFAULT_ROLLUP_CRON = '5 * * * *';
 /** Closed hours rolled together by the scheduled pass (see RollupOptions.hourlyBatch). */
 export const SCHEDULED_HOURLY_BATCH = 24;
 
+/** The yield between batches, made to stop the pass once `signal` is aborted (rejects with its reason). */
+export function abortableYield(signal: AbortSignal): () => Promise<void> {
+  return async () => {
+    signal.throwIfAborted();
+    await new Promise<void>((r) => setImmediate(r));
+    signal.throwIfAborted();
+  };
+}
+
+/** True for the rejection of a pass stopped by its signal. */
+export function isAbort(err: unknown, signal?: AbortSignal): boolean {
+  return Boolean(signal?.aborted) && err === signal?.reason;
+}
+
 /**
  * One pass: roll up everything closed, then retention, vacuum and checkpoint. `hourlyBatch` 1 (the
- * default, used by `printbox-agent rollup`) closes every ended hour now.
+ * default, used by `printbox-agent rollup`) closes every ended hour now. `signal` stops it between
+ * batches: it then rejects with the signal's reason (see the top of this file).
  */
 export async function rollupPass(
   db: Database,
   now: Date = new Date(),
   hourlyBatch = 1,
+  signal?: AbortSignal,
 ): Promise<{ rollup: RollupResult; retention: RetentionResult }> {
-  const rollup = await rollupOnce(db, now, { hourlyBatch });
-  const retention = await applyRetention(db, now);
+  const yieldFn = signal ? abortableYield(signal) : undefined;
+  signal?.throwIfAborted();
+  const rollup = await rollupOnce(db, now, { hourlyBatch, yieldFn });
+  signal?.throwIfAborted();
+  const retention = await applyRetention(db, now, { yieldFn });
   return { rollup, retention };
 }
 
 export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: string = DEFAULT_ROLLUP_CRON): () => Promise<void> {
   configureWal(db);
   let running: Promise<void> | undefined;
-  let stopped = false;
+  const stopping = new AbortController();
   const tick = (reason: string): Promise<void> | undefined => {
-    if (stopped || running) return running;
+    if (stopping.signal.aborted || running) return running;
     const t0 = Date.now();
-    running = rollupPass(db, new Date(), SCHEDULED_HOURLY_BATCH)
+    running = rollupPass(db, new Date(), SCHEDULED_HOURLY_BATCH, stopping.signal)
       .then(
         (r) => log.info({ reason, ms: Date.now() - t0, ...r }, 'rollup pass done'),
-        (err: unknown) => log.error({ reason, err: err instanceof Error ? err.message : String(err) }, 'rollup pass failed'),
+        (err: unknown) =>
+          isAbort(err, stopping.signal)
+            ? log.info({ reason, ms: Date.now() - t0 }, 'rollup pass stopped between batches (the next pass carries on)')
+            : log.error({ reason, err: err instanceof Error ? err.message : String(err) }, 'rollup pass failed'),
       )
       .finally(() => {
         running = undefined;
@@ -51,8 +79,9 @@ export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: s
   // UTC so that "5 past the hour" does not shift or repeat on DST changes.
   const task = cron.schedule(cronExpr, () => tick('schedule'), { timezone: 'UTC', noOverlap: true, name: 'rollup' });
   setImmediate(() => tick('startup'));
+  // Stops the schedule and the pass under way (between batches); resolves once it has ended.
   return async () => {
-    stopped = true;
+    stopping.abort();
     await task.stop();
     await task.destroy();
     if (running) await running;

@@ -132,6 +132,8 @@ export class SnmpSession {
   readonly timeoutMs: number;
   private readonly ns: NsSession;
   private closed = false;
+  /** Fails each request still waiting: close() settles them at once, never after a timeout. */
+  private readonly pending = new Set<(e: SnmpError) => void>();
 
   constructor(credential: SnmpCredential, options: SessionOptions) {
     const ip = parseIPv4(options.host);
@@ -201,7 +203,10 @@ export class SnmpSession {
     return this.closed;
   }
 
-  /** Closes the socket; requests in flight fail with kind 'closed'. Idempotent. */
+  /**
+   * Closes the socket; requests in flight fail at once with kind 'closed' (not when their timeout
+   * would have fired: shutdown and scan aborts rely on it). Idempotent.
+   */
   close(): void {
     if (this.closed) return;
     this.closed = true;
@@ -210,6 +215,9 @@ export class SnmpSession {
     } catch {
       /* already closed */
     }
+    // net-snmp cancels its requests when the socket's "close" event comes; whatever it would not
+    // cancel (or cancels late) is failed here, now.
+    for (const fail of [...this.pending]) fail(new SnmpError('closed', `${this.host}: session closed`));
   }
 
   private mapError(err: unknown): SnmpError {
@@ -232,28 +240,28 @@ export class SnmpSession {
     this.requests++;
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      const settle = (error: unknown, result?: T) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(guard);
+        this.pending.delete(settle);
+        if (error) reject(error);
+        else resolve(result as T);
+      };
       // Backstop: if net-snmp ever drops a request without calling back (e.g. a reply that throws
       // after the request was unregistered), fail it rather than stall. v3 may need two exchanges
       // (engine discovery, then the request), each with its own timeout and retries.
       const attempts = this.ns.retries + 1;
       const exchanges = this.credential.version === 'v3' ? 2 : 1;
-      const guard = setTimeout(() => {
-        if (settled) return;
-        settled = true;
-        reject(new SnmpError('timeout', `${this.host}: request timed out (no callback)`));
-      }, this.timeoutMs * attempts * exchanges + 1000);
+      const guard = setTimeout(
+        () => settle(new SnmpError('timeout', `${this.host}: request timed out (no callback)`)),
+        this.timeoutMs * attempts * exchanges + 1000,
+      );
+      this.pending.add(settle);
       try {
-        fn((error, result) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(guard);
-          if (error) reject(error);
-          else resolve(result);
-        });
+        fn((error, result) => settle(error, result));
       } catch (e) {
-        settled = true;
-        clearTimeout(guard);
-        reject(e);
+        settle(e ?? new Error('request failed'));
       }
     });
   }

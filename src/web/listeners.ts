@@ -3,6 +3,7 @@
 import { createServer as createHttpServer, type Server, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { lingeringClose } from '../api/respond.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { redirectHandler } from './redirect.js';
@@ -36,31 +37,95 @@ export interface Listeners {
   close(): Promise<void>;
 }
 
-// Limits for a box on an untrusted network: slow or oversized requests are cut off.
-function harden(server: Server, log: Logger): void {
-  server.headersTimeout = 15_000;
-  server.requestTimeout = 60_000;
-  server.keepAliveTimeout = 5_000;
-  server.maxHeadersCount = 100;
+/**
+ * Limits for a box on an untrusted network: slow or oversized requests are cut off. The headers of a
+ * request must be complete within headersTimeout, the whole request (body included) within
+ * requestTimeout, both counted from its first byte; Node checks them every checkInterval (its
+ * default, 30 s, would let a 15 s limit run to 45 s).
+ */
+export const HTTP_LIMITS = {
+  headersTimeout: 15_000,
+  requestTimeout: 60_000,
+  keepAliveTimeout: 5_000,
+  checkInterval: 1_000,
+  maxHeadersCount: 100,
+};
+export type HttpLimits = typeof HTTP_LIMITS;
+
+/** The seconds of a limit, for messages ("15 s", "0.5 s"). */
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(3))} s`;
+
+/**
+ * The status line and message for a request Node's HTTP layer refused (`clientError`). A timeout
+ * names what was not received in time: the headers (no request in progress on the connection, or
+ * one whose headers are incomplete) or the body (headers parsed, body incomplete).
+ */
+function transportAnswer(err: NodeJS.ErrnoException, socket: Socket, server: Server): [string, string] {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return ['431 Request Header Fields Too Large', 'request header fields too large'];
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+    const incoming = (socket as Socket & { parser?: { incoming?: IncomingMessage | null } }).parser?.incoming;
+    return incoming && !incoming.complete
+      ? ['408 Request Timeout', `request timeout: the request body was not received within ${seconds(server.requestTimeout)}`]
+      : ['408 Request Timeout', `request timeout: the request headers were not received within ${seconds(server.headersTimeout)}`];
+  }
+  return ['400 Bad Request', 'bad request'];
+}
+
+/** Applies the limits, and answers what Node's HTTP layer refuses (malformed, too large, too slow). */
+export function harden(server: Server, log: Logger, limits: HttpLimits = HTTP_LIMITS): void {
+  server.headersTimeout = limits.headersTimeout;
+  server.requestTimeout = limits.requestTimeout;
+  server.keepAliveTimeout = limits.keepAliveTimeout;
+  // Read when the server starts listening (setupConnectionsTracking), so setting it here is in time.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = limits.checkInterval;
+  server.maxHeadersCount = limits.maxHeadersCount;
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     log.debug({ err: err.code ?? err.message }, 'bad request from client');
-    if (socket.writable && !socket.destroyed) {
-      const status = err.code === 'HPE_HEADER_OVERFLOW' ? '431 Request Header Fields Too Large' : '400 Bad Request';
-      const body = status.slice(4).toLowerCase() + '\n';
-      socket.end(
-        `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
-      );
-    } else {
+    // As Node itself: answer only while nothing of a response is on the wire yet (and never to a
+    // client that reset the connection).
+    const inFlight = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+    if (err.code === 'ECONNRESET' || !socket.writable || socket.destroyed || inFlight?.headersSent) {
       socket.destroy();
+      return;
     }
+    const [status, message] = transportAnswer(err, socket, server);
+    const body = message + '\n';
+    socket.write(
+      `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    // Not destroyed at once: a client still sending would see a reset instead of the answer.
+    lingeringClose(socket);
   });
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+/** Why a listener could not start, naming the address, the port and the config keys. */
+export class ListenError extends Error {
+  constructor(
+    readonly code: string | undefined,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function listenProblem(err: NodeJS.ErrnoException, host: string, port: number, portKey: string): ListenError {
+  const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const hint =
+    err.code === 'EADDRINUSE' ? 'the port is already in use (another process, or the other listener of this agent)'
+    : err.code === 'EADDRNOTAVAIL' ? 'the address is not one of this machine\'s'
+    : err.code === 'EACCES' ? 'permission denied (a port below 1024 needs CAP_NET_BIND_SERVICE)'
+    : err.code === 'EAFNOSUPPORT' ? 'this machine has no IPv6'
+    : err.message;
+  return new ListenError(err.code, `cannot listen on ${where} (web.listen_address = ${JSON.stringify(host)}, ${portKey} = ${port}): ${hint}`);
+}
+
+function listen(server: Server, port: number, host: string, portKey: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (err: NodeJS.ErrnoException) => reject(listenProblem(err, host, port, portKey));
+    server.once('error', onError);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve();
     });
   });
@@ -70,12 +135,18 @@ export async function startListeners(cfg: Config, tls: TlsPair, app: Handler, lo
   const { listen_address: host, https_port, http_port, redirect_http_to_https } = cfg.web;
   const https = createHttpsServer({ cert: tls.cert, key: tls.key, ...TLS_OPTIONS }, app);
   harden(https, log);
-  await listen(https, https_port, host);
+  await listen(https, https_port, host, 'web.https_port');
   let http: Server | undefined;
   if (http_port !== 0) {
     http = createHttpServer(redirect_http_to_https ? redirectHandler(https_port) : app);
     harden(http, log);
-    await listen(http, http_port, host);
+    try {
+      await listen(http, http_port, host, 'web.http_port');
+    } catch (err) {
+      // Not left listening: the agent is exiting (an open listener would keep it alive).
+      await new Promise<void>((resolve) => https.close(() => resolve()));
+      throw err;
+    }
   }
   log.info({ https_port, http_port, redirect: redirect_http_to_https, address: host }, 'listening');
   return {

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { expectJson, runCli, startAgent, writeConfig } from '../helpers/agent.js';
+import { parseConfig } from '../../src/config/config.js';
 import { device, ndjson } from '../helpers/seed.js';
 
 /** Writes a valid config, applies `edit` to its text, runs `serve`, expects a quick non-zero exit naming `key`. */
@@ -38,12 +39,28 @@ const cases: [string, (t: string) => string, string][] = [
   ['upload_batch_size of 0', (t) => t.replace('[server]\n', '[server]\nupload_batch_size = 0\n'), 'upload_batch_size'],
   ['upload_interval_ms as a string', (t) => t.replace('[server]\n', '[server]\nupload_interval_ms = "1s"\n'), 'upload_interval_ms'],
   ['ca_file as a number', (t) => t.replace('[server]\n', '[server]\nca_file = 1\n'), 'ca_file'],
+  ['http_port equal to https_port', (t) => t.replace(/http_port = \d+/, `http_port = ${/https_port = (\d+)/.exec(t)![1]}`), 'web.http_port and web.https_port'],
+  // listen_address is an IP literal (issue 21): a name was resolved at start-up and failed with a DNS error naming no key.
+  ...['not-an-address', 'localhost', 'printbox.local', '[::1]', '127.0.0.1:8443', '127.1', ''].map(
+    (a): [string, (t: string) => string, string] => [
+      `listen_address = ${JSON.stringify(a)}`,
+      (t) => t.replace(/listen_address = .*/, `listen_address = ${JSON.stringify(a)}`),
+      `config key web.listen_address: ${a === '' ? 'empty' : JSON.stringify(a)}`,
+    ],
+  ),
 ];
 for (const [name, edit, key] of cases) {
   test(`config: ${name} -> non-zero exit naming ${key}`, async () => {
     await expectRejected(edit, key);
   });
 }
+
+test('config: listen_address accepts IPv4 and IPv6 literals, the wildcards included', () => {
+  for (const a of ['0.0.0.0', '::', '127.0.0.1', '::1', '10.1.2.3', 'fe80::1%eth0', '::ffff:127.0.0.1']) {
+    assert.equal(parseConfig(`[web]\nlisten_address = ${JSON.stringify(a)}\n`, '/tmp').web.listen_address, a);
+  }
+  assert.throws(() => parseConfig('[web]\nlisten_address = "localhost"\n', '/tmp'), /host names are not accepted/);
+});
 
 test('config: TOML syntax error -> non-zero exit', async () => {
   const cfg = await writeConfig();

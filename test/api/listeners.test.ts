@@ -1,14 +1,24 @@
 // Listeners (issue 2 "What must work" 3; contract 1 and 7): HTTPS with a generated or configured
 // certificate, TLS >= 1.2, key mode 0600, certificate replaced on disk picked up without restart,
 // HTTP -> HTTPS redirect (same host and path, before auth and method guard), or HTTP serving the API.
+// Protocol details (issue 21): a request not received in time gets 408, an oversized body 413 that
+// the client can read (no reset), with `Connection: close` on both.
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { generate } from 'selfsigned';
-import { certFingerprint, expectJson, expectTextError, describe as show, startAgent, type Agent } from '../helpers/agent.js';
+import { assertDescribed, certFingerprint, expectJson, expectTextError, describe as show, startAgent, type Agent } from '../helpers/agent.js';
+import { HTTP_LIMITS, harden } from '../../src/web/listeners.js';
+import { readJsonBody } from '../../src/api/body.js';
+import { sendJson } from '../../src/api/respond.js';
+import type { Logger } from '../../src/log/logger.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const newPair = () =>
@@ -203,5 +213,234 @@ describe('generated certificate across restarts and renewals', () => {
     assert.equal(served, second, 'renewed certificate served within 20 s');
     assert.equal(gen.proc.pid, pid, 'no restart');
     assert.equal(certFingerprint(readFileSync(crt)), second, 'the agent did not overwrite the renewed pair');
+  });
+});
+
+// ---- protocol details (issue 21) ----
+
+interface RawResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+  /** Status lines in everything received (a second one would be a pipelined request served). */
+  responses: number;
+  /** Milliseconds from connecting to the server closing the connection (or the client giving up). */
+  ms: number;
+  /** The server ended the connection (FIN) rather than the client timing out. */
+  closedByServer: boolean;
+}
+
+/** Writes `data` on a fresh connection (TLS or plain) and reads until the server closes it. */
+function rawExchange(port: number, data: string | Buffer, opts: { tls: boolean; timeoutMs?: number }): Promise<RawResponse> {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    const chunks: Buffer[] = [];
+    let closedByServer = false;
+    const s: net.Socket = opts.tls
+      ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => s.write(data))
+      : net.connect({ host: '127.0.0.1', port }, () => s.write(data));
+    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('end', () => (closedByServer = true));
+    s.on('error', () => undefined);
+    s.setTimeout(opts.timeoutMs ?? 10_000, () => s.destroy());
+    s.on('close', () => {
+      const text = Buffer.concat(chunks).toString('latin1');
+      const [head = '', ...rest] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1] ?? -1),
+        headers,
+        body: Buffer.from(rest.join('\r\n\r\n'), 'latin1').toString('utf8'),
+        responses: (text.match(/(^|\r\n)HTTP\/1\.1 \d{3} /g) ?? []).length,
+        ms: Date.now() - t0,
+        closedByServer,
+      });
+    });
+  });
+}
+
+/** A plain-text transport answer with `Connection: close`, after which the server closed the connection. */
+function expectClosingText(r: RawResponse, status: number, body: string, what: string) {
+  const seen = `${what}: ${r.status} ${JSON.stringify(r.headers)} ${JSON.stringify(r.body)}`;
+  assert.equal(r.status, status, seen);
+  assert.equal(r.body, body, seen);
+  assert.equal(r.headers['content-type'], 'text/plain; charset=utf-8', seen);
+  assert.equal(r.headers['x-content-type-options'], 'nosniff', seen);
+  assert.equal(r.headers.connection, 'close', seen);
+  assert.equal(r.responses, 1, seen);
+  assert.ok(r.closedByServer, `${what}: the server did not close the connection`);
+}
+
+describe('408 Request Timeout', () => {
+  test('a client that sends part of its headers and stalls gets 408 naming the headers, on HTTPS and HTTP (the real 15 s limit)', { timeout: 40_000 }, async () => {
+    // The agent's own headers timeout (HTTP_LIMITS.headersTimeout, 15 s; no config key sets it),
+    // checked every second: the answer comes 15 to 16 s after the first byte.
+    assert.equal(HTTP_LIMITS.headersTimeout, 15_000);
+    const partial = 'GET /api/version HTTP/1.1\r\nHost: x\r\nAccept: application/json\r\n';
+    const [overTls, overHttp] = await Promise.all([
+      rawExchange(conf.httpsPort, partial, { tls: true, timeoutMs: 30_000 }),
+      rawExchange(conf.httpPort, partial, { tls: false, timeoutMs: 30_000 }),
+    ]);
+    for (const [what, r] of [['HTTPS', overTls], ['HTTP', overHttp]] as const) {
+      expectClosingText(r, 408, 'request timeout: the request headers were not received within 15 s\n', what);
+      assert.ok(r.ms >= 14_500 && r.ms < 20_000, `${what}: answered after ${r.ms} ms`);
+      // Not checked against an operation of docs/openapi.yaml: no request exists yet (components/responses/RequestTimeout).
+    }
+    expectJson(await conf.request('/api/version'));
+  });
+
+  describe('the body (a listener made by harden() with short limits: no config key shortens the real 60 s)', () => {
+    const limits = { ...HTTP_LIMITS, headersTimeout: 400, requestTimeout: 900, checkInterval: 50 };
+    const quietLog = { debug: () => undefined } as unknown as Logger;
+    let server: http.Server;
+    let port = 0;
+    const outcomes: string[] = [];
+    before(async () => {
+      // The agent's body reader behind the agent's hardening, as a POST route reads its body.
+      server = http.createServer(async (req, res) => {
+        const body = await readJsonBody(req, res);
+        outcomes.push(body ? 'body' : 'no body');
+        if (body) sendJson(res, 200, body);
+      });
+      harden(server, quietLog, limits);
+      await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+      port = (server.address() as net.AddressInfo).port;
+    });
+    after(() => {
+      server.closeAllConnections();
+      server.close();
+    });
+
+    test('a client that sends its headers, then part of the body and stalls, gets 408 naming the body', async () => {
+      const head = 'POST /devices/save HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n';
+      const r = await rawExchange(port, head + '{"serial":', { tls: false });
+      expectClosingText(r, 408, 'request timeout: the request body was not received within 0.9 s\n', 'body stall');
+      assert.ok(r.ms >= 850 && r.ms < 3000, `answered after ${r.ms} ms`);
+      assertDescribed('POST', '/devices/save', r);
+      for (let i = 0; i < 60 && outcomes.length === 0; i++) await sleep(50); // the request ends when the connection closes
+      assert.deepEqual(outcomes, ['no body'], 'the route gave up without answering');
+    });
+    test('a client that stalls in its headers gets 408 naming the headers', async () => {
+      const r = await rawExchange(port, 'POST /devices/save HTTP/1.1\r\nHost: x\r\n', { tls: false });
+      expectClosingText(r, 408, 'request timeout: the request headers were not received within 0.4 s\n', 'headers stall');
+      assert.ok(r.ms >= 350 && r.ms < 3000, `answered after ${r.ms} ms`);
+    });
+    test('a slow but complete request within the limits is served', async () => {
+      const s = net.connect({ host: '127.0.0.1', port });
+      const text = await new Promise<string>((resolve) => {
+        let got = '';
+        s.on('data', (c: Buffer) => (got += c.toString()));
+        s.on('close', () => resolve(got));
+        s.on('error', () => undefined);
+        s.write('POST /x HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 7\r\nConnection: close\r\n\r\n{"a"');
+        setTimeout(() => s.write(':1}'), 300);
+      });
+      assert.match(text, /^HTTP\/1\.1 200 /);
+      assert.ok(text.endsWith('{"a":1}\n'), JSON.stringify(text));
+    });
+  });
+});
+
+describe('413 Payload Too Large', () => {
+  /** One request through `agent` (keep-alive); `body` as one write, or as `chunks` with chunked encoding. */
+  function send(
+    mod: typeof http | typeof https,
+    agent: http.Agent,
+    port: number,
+    method: string,
+    path: string,
+    body?: { whole?: string; chunks?: { size: number; count: number } },
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string; reused: boolean }> {
+    return new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json' };
+      if (body?.whole !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body.whole));
+      const req = (mod as typeof https).request({ host: '127.0.0.1', port, method, path, agent, headers, rejectUnauthorized: false }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text, reused: req.reusedSocket }));
+        res.on('error', reject);
+      });
+      req.on('error', (e: NodeJS.ErrnoException) => reject(new Error(`${method} ${path}: ${e.code ?? e.message} (the client did not get the answer)`)));
+      req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${path}: no answer in 15 s`)));
+      if (body?.whole !== undefined) req.end(body.whole);
+      else if (body?.chunks) {
+        const piece = 'x'.repeat(body.chunks.size);
+        for (let i = 0; i < body.chunks.count; i++) req.write(piece);
+        req.end();
+      } else req.end();
+    });
+  }
+
+  const TOO_LARGE = 'request body larger than 65536 bytes\n';
+  for (const [name, mod, portOf] of [
+    ['HTTPS', https, () => conf.httpsPort],
+    ['HTTP', http, () => conf.httpPort],
+  ] as const) {
+    test(`${name}: a keep-alive client sending an oversized body reads the 413, and its next request goes on a new connection`, async () => {
+      const agent = new (mod as typeof https).Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+      try {
+        const bodies: [string, { whole?: string; chunks?: { size: number; count: number } }][] = [
+          ['65537 bytes', { whole: '{' + 'x'.repeat(65_536) }],
+          ['1 MB', { whole: 'x'.repeat(1_000_000) }],
+          ['5 MB', { whole: 'x'.repeat(5_000_000) }],
+          ['5 MB chunked (no Content-Length: found while reading)', { chunks: { size: 64 * 1024, count: 80 } }],
+        ];
+        // Repeated: before the fix about half of these were a reset (ECONNRESET/EPIPE) instead of the 413.
+        for (let round = 0; round < 4; round++) {
+          for (const [what, body] of bodies) {
+            const r = await send(mod, agent, portOf(), 'POST', '/devices/save', body);
+            assert.equal(r.status, 413, `${what}: ${r.status} ${r.body}`);
+            assert.equal(r.body, TOO_LARGE, what);
+            assert.equal(r.headers.connection, 'close', `${what}: Connection header`);
+            if (name === 'HTTPS') assertDescribed('POST', '/devices/save', r);
+            const next = await send(mod, agent, portOf(), 'GET', '/api/version');
+            assert.equal(next.status, 200, `after ${what}: ${next.status} ${next.body}`);
+            assert.equal(next.reused, false, `after ${what}: the next request must not reuse the closed connection`);
+          }
+        }
+        // Keep-alive still works for ordinary requests.
+        const again = await send(mod, agent, portOf(), 'GET', '/api/version');
+        assert.equal(again.status, 200);
+        assert.equal(again.reused, true, 'an ordinary response keeps the connection');
+      } finally {
+        agent.destroy();
+      }
+      assert.ok(conf.alive());
+    });
+
+    test(`${name}: after an oversized body, a request pipelined behind it on the same connection is not served`, async () => {
+      const next = 'POST /devices/save/all HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n';
+      const declared = `POST /devices/save HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n${'x'.repeat(70_000)}`;
+      const chunk = 'x'.repeat(70_000);
+      const chunked = `POST /devices/save HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${chunk.length.toString(16)}\r\n${chunk}\r\n0\r\n\r\n`;
+      for (const [what, first] of [['Content-Length', declared], ['chunked', chunked]]) {
+        const r = await rawExchange(portOf(), first + next, { tls: name === 'HTTPS' });
+        expectClosingText(r, 413, TOO_LARGE, `${name} ${what}`);
+      }
+    });
+  }
+
+  test('curl sees the 413 with Connection: close, and its next request works', () => {
+    assert.equal(spawnSync('curl', ['--version']).status, 0, 'curl is installed (scripts/setup-test-deps.sh)');
+    const dir = mkdtempSync(join(tmpdir(), 'printbox-curl-'));
+    try {
+      const file = join(dir, 'big.json');
+      writeFileSync(file, 'x'.repeat(5_000_000));
+      for (const base of [`https://127.0.0.1:${conf.httpsPort}`, `http://127.0.0.1:${conf.httpPort}`]) {
+        const r = spawnSync('curl', [
+          '-sS', '-k', '-D', '-', '-w', '\n[%{http_code}]\n', '-H', 'Content-Type: application/json', '--data-binary', `@${file}`, `${base}/devices/save`,
+          '--next', '-sS', '-k', '-w', '\n[%{http_code}]\n', `${base}/api/version`,
+        ], { encoding: 'utf8', timeout: 30_000 });
+        assert.equal(r.status, 0, `curl exit ${r.status}: ${r.stderr}`);
+        assert.match(r.stdout, /^HTTP\/1\.1 413 Payload Too Large\r$/m, r.stdout);
+        assert.match(r.stdout, /^Connection: close\r$/m, r.stdout);
+        assert.ok(r.stdout.includes(`${TOO_LARGE}\n[413]\n`), r.stdout);
+        assert.ok(r.stdout.endsWith('\n[200]\n'), r.stdout);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

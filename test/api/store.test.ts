@@ -11,14 +11,14 @@ import { DAY, HOUR, MINUTE, dayStart, device, hourStart, metrics, monthStart, nd
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const NOW = nowSeconds();
 
-/** Canonical form: keys sorted deeply; metrics without id; header lines dropped. */
+/** Canonical form: keys sorted deeply; metrics without id; header and trailer lines dropped. */
 function canon(records: object[]): string[] {
   const sortKeys = (v: unknown): unknown =>
     Array.isArray(v) ? v.map(sortKeys)
       : v && typeof v === 'object' ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]))
       : v;
   return records
-    .filter((r) => (r as { kind?: string }).kind !== 'header')
+    .filter((r) => !['header', 'trailer'].includes(String((r as { kind?: string }).kind)))
     .map((r) => {
       const { id: _id, ...rest } = r as Record<string, unknown>;
       if (rest.kind !== 'metrics') return JSON.stringify(sortKeys(r));
@@ -60,10 +60,11 @@ test('store: import then export reproduces the same records, and again after re-
   const r = await importNdjson(a.configPath, ndjson(RICH));
   assert.equal(r.code, 0, r.stderr);
   const out = await exportNdjson(a.configPath);
-  for (const rec of out) assert.ok(['header', 'device', 'metrics'].includes(String(rec.kind)), `unexpected line ${JSON.stringify(rec)}`);
+  for (const rec of out) assert.ok(['header', 'device', 'metrics', 'trailer'].includes(String(rec.kind)), `unexpected line ${JSON.stringify(rec)}`);
   assert.deepEqual(canon(out), canon(RICH));
-  const header = out.find((x) => x.kind === 'header');
-  if (header) assert.deepEqual(header, { kind: 'header', format: 'printbox-ndjson', version: 1 });
+  // Export writes format version 2 (docs/backup-format.md; backup-format.test.ts checks the trailer).
+  assert.deepEqual(out[0], { kind: 'header', format: 'printbox-ndjson', version: 2 });
+  assert.equal(out.at(-1)!.kind, 'trailer');
 
   const b = await writeConfig();
   const r2 = await importNdjson(b.configPath, out.map((x) => JSON.stringify(x)).join('\n') + '\n');

@@ -10,7 +10,8 @@
 //   every path gets before routing (below);
 // - a path the document does not have: only those answers. They come from the request-target
 //   check (400), the auth gate (401, or 302 to the login page for a browser) and the router (404),
-//   and are described once under `components/responses` (x-before-routing).
+//   and are described once under `components/responses` (x-before-routing); 408 and 431 come
+//   from the HTTP server before any of them.
 import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,7 +23,8 @@ import addFormatsModule from 'ajv-formats';
 // dist/test/helpers -> the repository (agent.ts imports this module, so it cannot import agent.ts).
 export const OPENAPI_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), '../../..'), 'docs/openapi.yaml');
 const DOC_ID = 'https://printbox.invalid/openapi.json';
-const BEFORE_ROUTING = new Set([302, 400, 401, 404]);
+// 408 and 431 come from the HTTP server itself (a request too slow or with headers too large).
+const BEFORE_ROUTING = new Set([302, 400, 401, 404, 408, 431]);
 
 interface MediaType { schema?: unknown }
 interface Response { content?: Record<string, MediaType> }
