@@ -194,6 +194,15 @@ describe('enrolled agent', () => {
 
     const big = await peer.proxy({ url: 'http://localhost/devices/update', method: 'POST', body: Buffer.alloc(1024 * 1024 + 1, 'a') });
     assert.equal(big.status, 413);
+    assert.match(big.text(), /1048576 bytes/, 'refused by the channel before the agent sees it');
+    // Under the channel's bound, over the route's (64 KiB): the route's own 413 comes back.
+    const overRoute = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.alloc(100 * 1024, ' '),
+    });
+    assert.equal(overRoute.status, 413, overRoute.text());
+    assert.match(overRoute.text(), /larger than 65536 bytes/);
+    const afterwards = await peer.proxy({ url: 'http://localhost/api/version', method: 'GET' });
+    assert.equal(afterwards.status, 200, 'the channel goes on');
 
     const traversal = await peer.proxy({ url: 'http://localhost/devices//list', method: 'GET' });
     assert.equal(traversal.status, 400, 'the request-target check applies to proxied requests too');
