@@ -5,6 +5,7 @@
 // envelope `{type, data, timestamp}`.
 import WebSocket from 'ws';
 import type { Logger } from '../log/logger.js';
+import { Backoff } from './backoff.js';
 
 export interface Envelope {
   type: string;
@@ -31,13 +32,11 @@ export interface ChannelOptions {
 const HANDSHAKE_MS = 10_000;
 const PING_MS = 30_000;
 const READ_DEADLINE_MS = 60_000;
-const RETRY_MIN_MS = 5_000;
-const RETRY_MAX_MS = 300_000;
 const GOOD_CONNECTION_MS = 60_000;
 
 export class ServerChannel {
   private ws: WebSocket | undefined;
-  private retryMs = RETRY_MIN_MS;
+  private readonly retry = new Backoff(true);
   private retryTimer: NodeJS.Timeout | undefined;
   private pingTimer: NodeJS.Timeout | undefined;
   private lastPong = 0;
@@ -110,7 +109,7 @@ export class ServerChannel {
         this.o.log.info({ code }, 'server channel closed');
         this.o.onClose();
       }
-      if (wasOpen && Date.now() - this.openedAt >= GOOD_CONNECTION_MS) this.retryMs = RETRY_MIN_MS;
+      if (wasOpen && Date.now() - this.openedAt >= GOOD_CONNECTION_MS) this.retry.reset();
       this.openedAt = 0;
       if (this.ws === ws) this.ws = undefined;
       this.scheduleReconnect();
@@ -128,11 +127,8 @@ export class ServerChannel {
 
   private scheduleReconnect(): void {
     if (!this.running) return;
-    // +-20% around the step keeps a fleet of boxes that lost the server together from coming back in step.
-    const wait = Math.round(this.retryMs * (0.8 + Math.random() * 0.4));
-    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => this.connect(), wait);
+    this.retryTimer = setTimeout(() => this.connect(), this.retry.next());
     this.retryTimer.unref();
   }
 

@@ -22,8 +22,6 @@ export interface CallOptions {
 export interface ServerReply {
   status: number;
   json: Record<string, unknown>;
-  /** Bytes on the wire of the request body (after gzip). */
-  sentBytes: number;
 }
 
 const TIMEOUT_MS = 15_000;
@@ -65,7 +63,7 @@ export class ServerClient {
             return reject(new Error(`server reply to ${url.pathname} is not JSON`));
           }
           const obj = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-          resolve({ status, json: obj, sentBytes: payload.length });
+          resolve({ status, json: obj });
         });
         res.on('error', reject);
       });

@@ -19,6 +19,7 @@ import { LinkStore } from './link-store.js';
 import { Uploader } from './uploader.js';
 import { ServerChannel, type Envelope } from './channel.js';
 import { ChannelRequests } from './channel-requests.js';
+import { Backoff } from './backoff.js';
 import type { LinkState, LinkStatus } from './status.js';
 
 export const PROTOCOL_VERSION = '1';
@@ -40,8 +41,6 @@ export interface LinkOptions {
   heartbeatMs?: number;
 }
 
-const RETRY_MIN_MS = 5_000;
-const RETRY_MAX_MS = 300_000;
 const HEARTBEAT_MS = 60_000;
 
 export class ServerLink {
@@ -58,7 +57,7 @@ export class ServerLink {
   private lastUpload: string | undefined;
   private rejectedSettingsVersion = 0;
   private settingsError: { version: number; error: string } | undefined;
-  private retryMs = RETRY_MIN_MS;
+  private readonly retry = new Backoff();
   private registerTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
@@ -178,7 +177,7 @@ export class ServerLink {
       if (this.stopped || generation !== this.generation) return;
       const url = this.o.settings.get().server.url;
       this.url = url;
-      this.retryMs = RETRY_MIN_MS;
+      this.retry.reset();
       this.lastError = undefined;
       if (!url) {
         this.client = undefined;
@@ -216,7 +215,7 @@ export class ServerLink {
     void this.register(current).then(
       () => {
         if (!current()) return;
-        this.retryMs = RETRY_MIN_MS;
+        this.retry.reset();
         this.linked();
       },
       (err: unknown) => {
@@ -225,12 +224,12 @@ export class ServerLink {
         const refused = err instanceof ServerHttpError && (err.status === 401 || err.status === 403);
         this.state = refused ? 'rejected' : 'registering';
         this.lastError = refused ? `registration refused: ${message}` : `registration failed: ${message}`;
-        this.o.log.warn({ err: message, retry_s: Math.round(this.retryMs / 1000) }, 'server registration failed');
+        const wait = this.retry.next();
+        this.o.log.warn({ err: message, retry_s: Math.round(wait / 1000) }, 'server registration failed');
         this.changed();
         clearTimeout(this.registerTimer);
-        this.registerTimer = setTimeout(() => this.ensureRegistered(), this.retryMs);
+        this.registerTimer = setTimeout(() => this.ensureRegistered(), wait);
         this.registerTimer.unref();
-        this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
       },
     );
   }

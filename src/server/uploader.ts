@@ -11,6 +11,7 @@ import { deviceJson, snapshotJson } from '../model/views.js';
 import { tierWindows } from '../model/tiers.js';
 import { ServerHttpError, type ServerClient } from './http-client.js';
 import type { LinkStore } from './link-store.js';
+import { Backoff } from './backoff.js';
 
 export interface UploaderOptions {
   store: LinkStore;
@@ -30,8 +31,6 @@ export interface UploaderOptions {
 
 type Session = NonNullable<ReturnType<UploaderOptions['session']>>;
 
-const RETRY_MIN_MS = 5_000;
-const RETRY_MAX_MS = 300_000;
 // New rows also wake the loop (device_change events); this catches rows no event announced (an import).
 const IDLE_CHECK_MS = 10_000;
 
@@ -39,14 +38,11 @@ export class Uploader {
   private readonly dirty = new Set<string>();
   private allDevices = true;
   private gzip = true;
-  private retryMs = RETRY_MIN_MS;
+  private readonly retry = new Backoff();
   private running = false;
   private wake: (() => void) | undefined;
   private abort = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
-  /** Bytes sent and snapshots acknowledged since start (status, benchmark). */
-  sentBytes = 0;
-  sentSnapshots = 0;
 
   constructor(private readonly o: UploaderOptions) {}
 
@@ -86,7 +82,7 @@ export class Uploader {
       let wait: number;
       try {
         wait = (await this.step()) ? this.o.minIntervalMs : IDLE_CHECK_MS;
-        this.retryMs = RETRY_MIN_MS;
+        this.retry.reset();
       } catch (err) {
         if (!this.running) break;
         wait = this.failed(err);
@@ -113,10 +109,9 @@ export class Uploader {
       this.o.log.info('server refused a gzip body: uploading uncompressed');
       return 0;
     }
-    this.o.log.warn({ err: message, retry_s: this.retryMs / 1000 }, 'upload failed');
+    const wait = this.retry.next();
+    this.o.log.warn({ err: message, retry_s: wait / 1000 }, 'upload failed');
     this.o.onProgress({ ok: false, error: message });
-    const wait = this.retryMs;
-    this.retryMs = Math.min(this.retryMs * 2, RETRY_MAX_MS);
     return wait;
   }
 
@@ -154,7 +149,6 @@ export class Uploader {
     const metrics = rows.map(snapshotJson);
     await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: new Date().toISOString(), metrics });
     this.o.store.advanceCursor(0, rows[rows.length - 1].ts);
-    this.sentSnapshots += rows.length;
     return true;
   }
 
@@ -184,13 +178,11 @@ export class Uploader {
     await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: new Date().toISOString(), metrics });
     const last = rows[rows.length - 1];
     this.o.store.advanceCursor(last.id, Math.max(...rows.map((r) => r.ts)));
-    this.sentSnapshots += rows.length;
     return true;
   }
 
   private async post(s: Session, path: string, body: unknown): Promise<void> {
-    const reply = await s.client.post(path, body, { token: s.token, gzip: this.gzip, signal: this.abort.signal });
-    this.sentBytes += reply.sentBytes;
+    await s.client.post(path, body, { token: s.token, gzip: this.gzip, signal: this.abort.signal });
     this.o.onProgress({ ok: true });
   }
 }
