@@ -141,8 +141,16 @@ describe('from a laptop on the site network', { skip: skip ?? false }, () => {
   });
 
   test('public paths answer without credentials', async () => {
-    const [version, login, script] = await fromLaptop([{ path: '/api/version' }, { path: '/login' }, { path: '/login.js' }]);
+    const [version, login, script, openapi, shouted, doubled] = await fromLaptop([
+      { path: '/api/version' }, { path: '/login' }, { path: '/login.js' },
+      { path: '/api/openapi.json' }, { path: '/API/OPENAPI.JSON' }, { path: '//api/openapi.json' },
+    ]);
     assert.equal(version.status, 200);
+    assert.equal(openapi.status, 200);
+    assert.match(openapi.body, /"openapi":"3\.1\.0"/);
+    // Public means that exact path: other spellings the router would accept still need a credential.
+    assert.equal(shouted.status, 401, shouted.body);
+    assert.equal(doubled.status, 400, doubled.body);
     assert.equal(login.status, 200);
     assert.match(login.body, /data-endpoint="\/api\/v1\/auth\/login"/);
     assert.equal(script.status, 200);
