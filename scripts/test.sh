@@ -31,7 +31,9 @@ stage_end "build"
 
 stage "unit and integration tests"
 mapfile -t files < <(find dist/test -name '*.test.js' | sort)
-node --test --test-reporter=spec "${files[@]}"
+# A hung test fails after 5 minutes instead of eating CI's whole budget, and a file whose tests are
+# done exits even if a failed hook left an agent process behind (the helper kills those on exit).
+node --test --test-reporter=spec --test-timeout=300000 --test-force-exit "${files[@]}"
 stage_end "unit and integration tests"
 
 if [ -x scripts/boot-test.sh ]; then

@@ -62,6 +62,8 @@ export interface AgentOptions {
   config?: TestConfig;
   /** Extra TOML appended verbatim at the top of the file (before any table). */
   extraTopLevelToml?: string;
+  /** How many more times to choose new ports if another process took one first (default 2). */
+  portRetries?: number;
 }
 
 export interface TestConfig {
@@ -121,7 +123,21 @@ export interface CliResult {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// Ports this process has handed out. The kernel may give the same ephemeral port to two binds in a
+// row once the first is closed, so two listeners of one agent could otherwise be told the same port.
+const handedOut = new Set<number>();
+
 export async function freePort(): Promise<number> {
+  for (;;) {
+    const port = await bindEphemeral();
+    if (!handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+}
+
+function bindEphemeral(): Promise<number> {
   return new Promise((res, rej) => {
     const s = net.createServer();
     s.unref();
@@ -371,10 +387,19 @@ export async function startAgent(opts: AgentOptions = {}): Promise<Agent> {
     const r = await importNdjson(cfg.configPath, opts.seed);
     if (r.code !== 0) throw new Error(`seed import failed (exit ${r.code}):\n${r.stderr}`);
   }
-  const log = { out: '', err: '' };
   const timeout = opts.readyTimeoutMs ?? 20_000;
+  const log = { out: '', err: '' };
   let proc = spawnServe(cfg, log);
-  await waitReady(cfg, proc, log, timeout);
+  try {
+    await waitReady(cfg, proc, log, timeout);
+  } catch (e) {
+    // A port chosen here can be taken by another test process between freePort() and the agent's
+    // bind: choose again, with a fresh config, when the agent said exactly that.
+    const portTaken = !opts.config && log.err.includes('already in use') && (opts.portRetries ?? 2) > 0;
+    if (!portTaken) throw e;
+    rmSync(cfg.dir, { recursive: true, force: true });
+    return startAgent({ ...opts, portRetries: (opts.portRetries ?? 2) - 1 });
+  }
 
   const stopProc = async (signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> => {
     const p = proc;
