@@ -1,9 +1,11 @@
-// Structured, leveled logging: JSON lines on stdout (journald on the box), and a ring of recent
-// lines in memory for the /logs endpoint. Secrets never reach here: request logging records
-// method, path (without query), status and duration only.
+// Structured, leveled logging: JSON lines on stdout (journald on the box), a ring of recent
+// lines in memory for the /logs endpoint, and warnings and up on the card (persistent-log.ts).
+// Secrets never reach here: request logging records method, path (without query), status and
+// duration only.
 import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { fstatSync } from 'node:fs';
+import type { PersistentLog } from './persistent-log.js';
 
 export type { Logger };
 
@@ -19,26 +21,41 @@ const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'inf
 /** Keeps the last `capacity` log records. */
 export class LogRing extends Writable {
   private readonly lines: LogRecord[] = [];
+  private earlier: readonly LogRecord[] = [];
   constructor(private readonly capacity = 2000) {
     super();
   }
   override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
     for (const line of chunk.toString('utf8').split('\n')) {
-      if (!line) continue;
-      try {
-        const rec = JSON.parse(line);
-        rec.level = LEVEL_NAMES[rec.level] ?? String(rec.level);
-        rec.time = new Date(rec.time).toISOString();
-        this.lines.push(rec);
-        if (this.lines.length > this.capacity) this.lines.shift();
-      } catch {
-        // a line pino wrote is always JSON; anything else is not ours to keep
-      }
+      const rec = parseLogLine(line);
+      if (!rec) continue;
+      this.lines.push(rec);
+      if (this.lines.length > this.capacity) this.lines.shift();
     }
     done();
   }
-  recent(): readonly LogRecord[] {
-    return this.lines;
+  /** Records kept from before this process started (persistent-log.ts), shown before this run's. */
+  setEarlier(records: readonly LogRecord[]): void {
+    this.earlier = records;
+  }
+  /** The earlier runs' records, then this run's: write order, not sorted by time (a box without a
+   * real-time clock starts with a wrong one until NTP answers). */
+  all(): readonly LogRecord[] {
+    return this.earlier.length === 0 ? this.lines : [...this.earlier, ...this.lines];
+  }
+}
+
+/** A line as pino writes it (numeric level, epoch ms) as a LogRecord (level name, RFC 3339 time). */
+export function parseLogLine(line: string): LogRecord | undefined {
+  if (!line) return undefined;
+  try {
+    const rec = JSON.parse(line);
+    rec.level = LEVEL_NAMES[rec.level] ?? String(rec.level);
+    rec.time = new Date(rec.time).toISOString();
+    return rec;
+  } catch {
+    // a line pino wrote is always JSON (and its time valid); anything else is not ours to keep
+    return undefined;
   }
 }
 
@@ -73,13 +90,22 @@ function stdoutIsJournal(): boolean {
   }
 }
 
-export function createLogger(level: string, ring: LogRing): Logger {
+/** The agent's logger. With `store`, warnings and errors also go to the card (persistent-log.ts)
+ * and the ring shows what it kept from before this start. */
+export function createLogger(level: string, ring: LogRing, store?: PersistentLog): Logger {
   const stdout = stdoutIsJournal() ? journalStdout() : process.stdout;
-  return pino(
+  const log = pino(
     { level, base: undefined, timestamp: pino.stdTimeFunctions.epochTime },
     pino.multistream([
       { level: 'trace', stream: stdout },
       { level: 'trace', stream: ring },
+      ...(store ? [{ level: 'warn' as const, stream: store }] : []),
     ]),
   );
+  if (store) {
+    ring.setEarlier(store.earlier);
+    store.onProblem = (message) => log.warn({ err: message }, 'warnings and errors cannot be written to the data partition: kept in memory only');
+    if (store.problem) log.warn({ err: store.problem }, 'warnings and errors stored before this start could not be read');
+  }
+  return log;
 }

@@ -2,6 +2,7 @@
 // with its field names, and beside it SNMP credentials and the polling interval. Kept in the
 // database, changed by POST /settings (a partial body, all or nothing), applied live.
 import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
+import type { LogLevel } from '../config/config.js';
 
 export interface V3Setting {
   user: string;
@@ -42,6 +43,10 @@ export interface Settings {
     /** Secret: GET /settings shows it as "". */
     enrollment_token: string;
   };
+  /** The agent's log level, applied to the running logger at once (log/live-level.ts). */
+  log: {
+    level: LogLevel;
+  };
 }
 
 export interface SettingsDefaults {
@@ -50,11 +55,17 @@ export interface SettingsDefaults {
   allowed_ranges: string[];
   /** From the config file's `[server]`; provisioning, /settings or the server itself may change them. */
   server?: { url: string; enrollment_token: string };
+  /** The config file's `[log] level`. */
+  log_level?: LogLevel;
 }
 
 /** The config file's part of the settings' defaults. */
-export function settingsDefaults(c: { discovery: Omit<SettingsDefaults, 'server'>; server: { url: string; enrollment_token: string } }): SettingsDefaults {
-  return { ...c.discovery, server: { url: c.server.url, enrollment_token: c.server.enrollment_token } };
+export function settingsDefaults(c: {
+  discovery: Omit<SettingsDefaults, 'server' | 'log_level'>;
+  server: { url: string; enrollment_token: string };
+  log?: { level: LogLevel };
+}): SettingsDefaults {
+  return { ...c.discovery, server: { url: c.server.url, enrollment_token: c.server.enrollment_token }, log_level: c.log?.level };
 }
 
 export function defaultSettings(d: SettingsDefaults): Settings {
@@ -73,6 +84,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
     server: { url: d.server?.url ?? '', enrollment_token: d.server?.enrollment_token ?? '' },
+    log: { level: d.log_level ?? 'info' },
   };
 }
 
@@ -180,6 +192,7 @@ const RULES: Record<string, Record<string, Rule>> = {
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },
   server: { url: serverUrl, enrollment_token: secret },
+  log: { level: oneOf('debug', 'info', 'warn', 'error') },
 };
 
 /** Applies a partial update to `current`; throws SettingsError naming the first bad field. */
@@ -187,6 +200,7 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new SettingsError('settings must be a JSON object');
   const next = structuredClone(current) as unknown as Record<string, Record<string, unknown>>;
   for (const [section, values] of Object.entries(patch)) {
+    if (section === 'storage') continue; // GET shows the data file system's state; it is not a setting
     const rules = RULES[section];
     if (!rules) throw new SettingsError(`unknown setting ${section}`);
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new SettingsError(`${section} must be an object`);

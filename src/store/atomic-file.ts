@@ -17,7 +17,7 @@ export function writeFileAtomic(file: string, text: string, mode: number): void 
   syncDirectory(dirname(file));
 }
 
-function syncDirectory(dir: string): void {
+export function syncDirectory(dir: string): void {
   let fd: number | undefined;
   try {
     fd = openSync(dir, 'r');

@@ -1,5 +1,6 @@
 // GET /logs?level=&tail= (recent structured log records) and GET /logfile (the same as a
-// download). The agent logs to journald; the in-memory ring is what it can hand out itself.
+// download). The agent logs to journald (in memory on the box); what it hands out itself is the
+// warnings and errors kept on the card from before this start, then this run's ring.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
 import { sendJson, sendText } from '../respond.js';
@@ -23,12 +24,12 @@ export function register(app: App, ctx: AgentContext): void {
       tail = Math.min(n, MAX_TAIL);
     }
     const min = RANK[level];
-    const lines = ctx.logRing.recent().filter((r) => (RANK[r.level] ?? 5) >= min);
+    const lines = ctx.logRing.all().filter((r) => (RANK[r.level] ?? 5) >= min);
     sendJson(res, 200, lines.slice(-tail));
   });
 
   app.get('/logfile', (_req, res) => {
-    const body = ctx.logRing.recent().map((r) => JSON.stringify(r)).join('\n') + '\n';
+    const body = ctx.logRing.all().map((r) => JSON.stringify(r)).join('\n') + '\n';
     res.statusCode = 200;
     res.setHeader('Content-Type', 'text/plain; charset=utf-8');
     res.setHeader('Content-Disposition', 'attachment; filename="printbox-agent.log"');
