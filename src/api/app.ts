@@ -1,11 +1,12 @@
-// The agent's request handler: request log, request-target check, auth gate, then the tinyhttp
-// app with the route modules. The first three run before tinyhttp sees the request, so the path
-// the gate judged is the path the router matches (web/request-target.ts says why).
+// The agent's request handler: request log, request-target check, auth gate, same-origin check,
+// then the tinyhttp app with the route modules. These run before tinyhttp sees the request, so the
+// path the gate judged is the path the router matches (web/request-target.ts says why).
 import { App, type Handler as RouteHandler } from '@tinyhttp/app';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AgentContext } from './context.js';
-import { sendText } from './respond.js';
+import { errorText, sendText } from './respond.js';
 import { admit } from '../auth/gate.js';
+import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
 import * as loginRoutes from './routes/login.js';
@@ -66,7 +67,17 @@ function createRouter(ctx: AgentContext): App {
     settings: { xPoweredBy: false },
     applyExtensions: routerExtensions,
     noMatchHandler: (_req, res) => sendText(res, 404, 'not found'),
-    onError: (err: unknown, _req, res) => {
+    onError: (err: unknown, req, res) => {
+      // A write the card did not take: the storage guard says so everywhere; the client gets 507
+      // with SQLite's own words. Nothing was changed (the transaction was rolled back).
+      if (!res.headersSent && ctx.storage?.failed(err, `${req.method} ${(req.url ?? '').split('?')[0]}`)) {
+        return sendText(res, 507, `not stored: the data file system does not take writes (${ctx.storage.status().state}): ${errorText(err)}`);
+      }
+      if (!res.headersSent && (err as { code?: unknown })?.code === 'SQLITE_BUSY') {
+        // Another process (the CLI's import) held the database past busy_timeout.
+        res.setHeader('Retry-After', '5');
+        return sendText(res, 503, `database busy (another process is writing to it, such as an import): try again: ${errorText(err)}`);
+      }
       ctx.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'request failed');
       if (!res.headersSent) sendText(res, 500, 'internal error');
       else res.destroy();
@@ -98,6 +109,8 @@ export function createHandler(ctx: AgentContext): Handler {
     if (!target.ok) return sendText(res, 400, target.message);
     req.url = target.url;
     if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
+    const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http');
+    if (crossOrigin) return sendText(res, 403, crossOrigin);
     router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
   };
 }

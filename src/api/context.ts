@@ -12,6 +12,7 @@ import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import type { LinkStatus } from '../server/status.js';
+import type { StorageGuard } from '../store/storage-guard.js';
 
 export interface AgentContext {
   config: Config;
@@ -30,6 +31,8 @@ export interface AgentContext {
   discovery: DiscoveryService;
   /** The central server link (set once it exists; absent in tools that serve no link). */
   serverLink?: { status(): LinkStatus };
+  /** The data file system's guard (absent in tools that write nothing). */
+  storage?: StorageGuard;
   /** Clock for the API (tests of tier windows run against real time). */
   now(): number;
 }

@@ -3,6 +3,7 @@
 import { createServer } from 'node:http';
 import { loadConfig } from '../config/config.js';
 import { redirectHandler } from '../web/redirect.js';
+import { listen } from '../web/listeners.js';
 
 const SD_LISTEN_FDS_START = 3;
 
@@ -23,11 +24,15 @@ export async function run(args: string[], configPath: string | undefined): Promi
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;
   const activated = process.env.LISTEN_PID === String(process.pid) && Number(process.env.LISTEN_FDS) >= 1;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    if (activated) server.listen({ fd: SD_LISTEN_FDS_START }, resolve);
-    else server.listen(port, cfg.web.listen_address, resolve);
-  });
+  if (activated) {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen({ fd: SD_LISTEN_FDS_START }, resolve);
+    });
+  } else {
+    // Named like the agent's own listeners: the address, the port and the key that set it.
+    await listen(server, port, cfg.web.listen_address, option(args, '--port') ? '--port' : 'web.http_port');
+  }
   process.stdout.write(JSON.stringify({ msg: 'redirecting', to_port: httpsPort, socket_activated: activated }) + '\n');
   const stop = () => server.close(() => process.exit(0));
   process.once('SIGTERM', stop);

@@ -1,7 +1,11 @@
 // printbox-agent serve: the agent itself.
 import { databasePath, loadConfig } from '../config/config.js';
 import { createLogger, LogRing } from '../log/logger.js';
-import { openDatabase } from '../store/db.js';
+import { openPersistentLog } from '../log/persistent-log.js';
+import { followLogLevel } from '../log/live-level.js';
+import { openAgentDatabase } from '../store/open-agent-db.js';
+import { StorageGuard } from '../store/storage-guard.js';
+import { ensureReserve } from '../store/reserve-file.js';
 import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
 import { SessionStore } from '../auth/sessions.js';
@@ -29,14 +33,15 @@ const SHUTDOWN_DEADLINE_MS = 4500;
 export async function run(_args: string[], configPath: string | undefined): Promise<number> {
   const config = loadConfig(configPath);
   const logRing = new LogRing();
-  const log = createLogger(config.log.level, logRing);
+  const log = createLogger(config.log.level, logRing, openPersistentLog(config.data_dir));
   process.on('uncaughtException', (err) => {
     // State is unknown after this: log it and exit so systemd starts a clean process.
     log.fatal({ err: err.stack }, 'uncaught exception');
     process.exit(1);
   });
 
-  const db = openDatabase(databasePath(config));
+  const opened = openAgentDatabase(databasePath(config), config.data_dir, log);
+  const db = opened.db;
   const sessions = new SessionStore();
   const sweep = setInterval(() => sessions.sweep(), 600_000);
   sweep.unref();
@@ -47,19 +52,46 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const metrics = new MetricsStore(db);
   const events = new EventBus();
   const settings = new SettingsStore(db, settingsDefaults(config), (msg) => log.warn({ err: msg }, 'stored settings ignored'));
+  followLogLevel(log, settings);
   const now = Date.now;
-  const discovery = new DiscoveryService({ devices, settings, events, log, now });
+  const rollups: { makeRoom?: () => Promise<object> } = {};
+  const probe = db.prepare("INSERT INTO settings (key, value) VALUES ('storage_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  const storage = new StorageGuard({
+    dataDir: config.data_dir,
+    reserveBytes: config.storage.reserve_mb * 1024 * 1024,
+    log,
+    events,
+    writeReadings: (readings) => devices.recordReadings(readings),
+    probe: () => probe.run(String(Date.now())),
+    makeRoom: async () => (rollups.makeRoom ? rollups.makeRoom() : {}),
+  });
+  if (opened.problem) storage.failed(opened.problem, 'opening the database');
+  else {
+    // Made once in a box's life, while at least the reserve threshold stays free beside it.
+    try {
+      ensureReserve(config.data_dir, config.storage.reserve_mb * 1024 * 1024);
+    } catch (err) {
+      storage.failed(err, 'making the reserve file'); // a read-only card; anything else is only logged
+      log.warn({ err: (err as Error).message }, 'no reserve file made');
+    }
+  }
+  const discovery = new DiscoveryService({ devices, settings, events, log, now, storage });
   const facts = new RequestFacts(config.web.auth.trusted_proxies, (peer) =>
     log.debug({ peer }, 'forwarding headers from a peer outside web.auth.trusted_proxies ignored'),
   );
   const accounts = new AccountStore(db);
   const loginLimiter = new LoginLimiter();
   const ctx: AgentContext = {
-    config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, events, settings, discovery, now,
+    config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, events, settings, discovery, storage, now,
   };
-  if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {
-    // The code itself goes to the console and the boot partition (printbox-provision), never to the log.
-    log.warn({ setup_code_file: setupCodePath(config.data_dir) }, 'no account exists yet: sign in at /login with the setup code');
+  try {
+    if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {
+      // The code itself goes to the console and the boot partition (printbox-provision), never to the log.
+      log.warn({ setup_code_file: setupCodePath(config.data_dir) }, 'no account exists yet: sign in at /login with the setup code');
+    }
+  } catch (err) {
+    // No room for a new code: the agent still serves (reads for a local admin); a restart with room makes it.
+    if (!storage.failed(err, 'making the setup code')) throw err;
   }
 
   const paths = tlsPaths(config);
@@ -73,7 +105,9 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   ctx.serverLink = serverLink;
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
   const stopWatchdog = startWatchdog(log);
-  const stopRollups = startRollupSchedule(db, log);
+  const rollupSchedule = startRollupSchedule(db, log);
+  rollups.makeRoom = () => rollupSchedule.makeRoom();
+  storage.start();
   const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
@@ -99,10 +133,11 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopWatch();
     stopWatchdog();
     stopDiscovery();
+    storage.stop();
     const parts: [string, () => Promise<void>][] = [
       ['http listeners', () => listeners.close()],
       ['server link', () => serverLink.stop()],
-      ['roll-up pass', () => stopRollups()],
+      ['roll-up pass', () => rollupSchedule.stop()],
       ['discovery', () => discovery.stop()],
     ];
     const busy = new Set(parts.map(([name]) => name));

@@ -34,6 +34,11 @@ export interface Config {
   /** Defaults for the discovery settings, until someone changes them through /settings. */
   discovery: { subnet_scan: boolean; auto_discover: boolean; allowed_ranges: string[] };
   log: { level: LogLevel };
+  /** The data file system's guard (store/storage-guard.ts). */
+  storage: {
+    /** Below this much free space the guard prunes raw rows already rolled up, and raises an alert. */
+    reserve_mb: number;
+  };
 }
 
 export function defaultConfig(): Config {
@@ -52,6 +57,7 @@ export function defaultConfig(): Config {
     // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
     discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [] },
     log: { level: 'info' },
+    storage: { reserve_mb: 64 },
   };
 }
 
@@ -135,6 +141,7 @@ const schema: Schema = {
   server: { url: isUrl, enrollment_token: isString, ca_file: isString, upload_batch_size: intIn(1, 5000), upload_interval_ms: intIn(0, 3_600_000) },
   discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
+  storage: { reserve_mb: intIn(0, 1_048_576) },
 };
 
 function merge(target: Record<string, unknown>, input: Record<string, unknown>, s: Schema, prefix: string): void {

@@ -8,7 +8,8 @@
 // round had fully read before is still written, in one short transaction.
 import { setMaxListeners } from 'node:events';
 import type { Logger } from '../log/logger.js';
-import type { DeviceStore } from '../store/devices.js';
+import type { DeviceStore, Reading } from '../store/devices.js';
+import type { StorageGuard } from '../store/storage-guard.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Settings } from '../settings/settings.js';
 import type { DiscoveryUpdate, EventBus } from '../events/bus.js';
@@ -25,6 +26,8 @@ export interface DiscoveryDeps {
   events: EventBus;
   log: Logger;
   now(): number;
+  /** Told of every write that fails on storage; keeps the readings that could not be stored. */
+  storage?: Pick<StorageGuard, 'failed' | 'keep' | 'wrote'>;
 }
 
 /** A scan's progress: what the status route returns and the events stream sends. */
@@ -49,6 +52,19 @@ export function scanTargets(s: Settings): string[] {
   if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampPrefix: 24 })) targets.add(a);
   if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) targets.add(a);
   return [...targets];
+}
+
+/**
+ * Readings were taken but the card did not take them: the storage guard keeps them in memory and
+ * writes them when it can. Carries the storage error's code, so the API answers 507 with it.
+ */
+export class ReadingsKeptError extends Error {
+  readonly code: string;
+  constructor(count: number, cause: unknown) {
+    const e = cause as { message?: string; code?: string };
+    super(`${count} reading(s) taken but not stored yet: ${e.message ?? String(cause)}; kept in memory and stored as soon as the database takes writes`, { cause });
+    this.code = e.code ?? 'SQLITE_FULL';
+  }
 }
 
 export class DiscoveryService {
@@ -174,9 +190,38 @@ export class DiscoveryService {
     }
     const existing = devices.get(observation.serial);
     const device = mergeObservation(existing, observation);
-    devices.recordReadings([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics } }]);
+    try {
+      this.store([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics } }], 'storing a scanned printer');
+    } catch (err) {
+      if (err instanceof ReadingsKeptError) return device.serial; // the scan goes on
+      throw err;
+    }
     events.emit('device_change', { serial: device.serial, change: existing ? 'updated' : 'discovered' });
     return device.serial;
+  }
+
+  /**
+   * Writes readings in one transaction; returns their ids. When the card does not take the write
+   * (full, read-only), the storage guard keeps them to write later, and this throws
+   * ReadingsKeptError: a reading is never lost to a full card, and no caller answers as if it
+   * were stored.
+   */
+  private store(readings: Reading[], what: string): number[] {
+    const { devices, storage } = this.deps;
+    try {
+      const ids = devices.recordReadings(readings);
+      storage?.wrote();
+      return ids;
+    } catch (err) {
+      const busy = (err as { code?: unknown })?.code === 'SQLITE_BUSY';
+      if (busy && storage) {
+        // Another process held the write lock past busy_timeout (the CLI's import is one
+        // transaction): the card is fine, so only keep them; the guard writes them within a minute.
+        this.deps.log.warn({ readings: readings.length }, `${what}: the database is busy (another process writes to it): readings kept`);
+      } else if (!storage?.failed(err, what)) throw err;
+      storage.keep(readings);
+      throw new ReadingsKeptError(readings.length, err);
+    }
   }
 
   /** Reads one known device now and stores the snapshot; undefined when it did not answer. */
@@ -247,7 +292,13 @@ export class DiscoveryService {
         if (!parsed || !observation || observation.serial !== serial) {
           // Silent, or another printer now answers at this address: keep the record, say so.
           const why = !parsed ? 'no SNMP answer' : `a different device answers at ${device.ip}`;
-          devices.put(markUnreachable(device, now, why));
+          try {
+            devices.put(markUnreachable(device, now, why));
+          } catch (err) {
+            // Only a status line: on an unwritable card it is marked again at the next round.
+            if (!this.deps.storage?.failed(err, 'marking a device not responding')) throw err;
+            continue;
+          }
           events.emit('device_change', { serial, change: 'updated' });
           continue;
         }
@@ -259,7 +310,7 @@ export class DiscoveryService {
       log.info({ read: readings.length, cut_short: cut, not_started: queue.length }, kind === 'round' ? 'polling round stopped' : 'poll stopped');
     }
     if (readings.length === 0) return [];
-    const ids = devices.recordReadings(readings);
+    const ids = this.store(readings, 'storing a polling round');
     for (const r of readings) events.emit('device_change', { serial: r.device.serial, change: 'metrics' });
     return readings.map((r, i) => ({ ...r.snapshot, id: ids[i] }));
   }

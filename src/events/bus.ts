@@ -1,6 +1,7 @@
 // In-process events for the SSE stream (decisions.md, Events).
 import { EventEmitter } from 'node:events';
 import type { LinkStatus } from '../server/status.js';
+import type { StorageStatus } from '../store/storage-guard.js';
 
 export interface DiscoveryUpdate {
   scan_id: number;
@@ -17,6 +18,7 @@ export interface AgentEvents {
   discovery_update: DiscoveryUpdate;
   device_change: { serial: string; change: DeviceChangeKind };
   server_status: LinkStatus;
+  storage_status: StorageStatus;
 }
 
 export type EventName = keyof AgentEvents;

@@ -35,6 +35,12 @@ export interface RetentionOptions {
   yieldFn?: () => Promise<void>;
   /** Run incremental vacuum and a WAL checkpoint afterwards (default true). */
   maintain?: boolean;
+  /**
+   * Keep raw rows this many days instead of RETENTION_DAYS.raw: the storage guard's last resort on
+   * a nearly full card. Their hours are in the hourly tier first, as always; history's raw window
+   * then shows only the days kept.
+   */
+  rawDays?: number;
 }
 
 const yieldImmediate = () => new Promise<void>((r) => setImmediate(r));
@@ -59,7 +65,8 @@ async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<R
     const def = TIER_DEFS[parent];
     // Delete ts < cutoffEnd: the start of the day (month) holding now - N days, so only whole
     // days (months) older than the limit go.
-    const cutoffEnd = grain(now.getTime() - RETENTION_DAYS[source] * DAY_MS);
+    const days = source === 'raw' ? (opts.rawDays ?? RETENTION_DAYS.raw) : RETENTION_DAYS[source];
+    const cutoffEnd = grain(now.getTime() - days * DAY_MS);
     const range = keyRange(def.source, '@lo', '@hi');
     const del = db.prepare(`DELETE FROM ${range}`);
     const countRows = db.prepare(`SELECT count(*) FROM ${range}`).pluck();

@@ -56,7 +56,17 @@ export async function rollupPass(
   return { rollup, retention };
 }
 
-export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: string = DEFAULT_ROLLUP_CRON): () => Promise<void> {
+/** Raw rows kept when the storage guard asks for room (rollup/retention.ts rawDays). */
+export const RAW_DAYS_WHEN_LOW = 1;
+
+export interface RollupSchedule {
+  /** Stops the schedule and the pass under way (between batches); resolves once it has ended. */
+  stop(): Promise<void>;
+  /** Prunes raw rows already rolled up, down to RAW_DAYS_WHEN_LOW, after the pass under way. */
+  makeRoom(): Promise<RetentionResult>;
+}
+
+export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: string = DEFAULT_ROLLUP_CRON): RollupSchedule {
   configureWal(db);
   let running: Promise<void> | undefined;
   const stopping = new AbortController();
@@ -79,11 +89,27 @@ export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: s
   // UTC so that "5 past the hour" does not shift or repeat on DST changes.
   const task = cron.schedule(cronExpr, () => tick('schedule'), { timezone: 'UTC', noOverlap: true, name: 'rollup' });
   setImmediate(() => tick('startup'));
-  // Stops the schedule and the pass under way (between batches); resolves once it has ended.
-  return async () => {
-    stopping.abort();
-    await task.stop();
-    await task.destroy();
-    if (running) await running;
+  return {
+    async stop() {
+      stopping.abort();
+      await task.stop();
+      await task.destroy();
+      if (running) await running;
+    },
+    // One pass at a time on the connection: this waits for the scheduled one, and the next
+    // scheduled one waits for this (tick returns `running`).
+    async makeRoom() {
+      while (running) await running;
+      const pass = applyRetention(db, new Date(), { rawDays: RAW_DAYS_WHEN_LOW, yieldFn: abortableYield(stopping.signal) });
+      running = pass.then(
+        () => undefined,
+        () => undefined,
+      );
+      try {
+        return await pass;
+      } finally {
+        running = undefined;
+      }
+    },
   };
 }

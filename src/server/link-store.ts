@@ -3,6 +3,7 @@
 // logged, never shown by GET /settings), the upload cursor and the managed-settings version.
 import { randomUUID } from 'node:crypto';
 import type { DB } from '../store/db.js';
+import type { Statement } from 'better-sqlite3';
 
 export interface LinkState {
   agent_id: string;
@@ -18,20 +19,22 @@ export interface LinkState {
 }
 
 export class LinkStore {
-  private readonly read;
+  private readonly read: Statement;
   private readonly writeRegistration;
   private readonly writeCursor;
   private readonly writeSettingsVersion;
   private readonly writeForget;
 
   constructor(db: DB) {
-    db.prepare('INSERT OR IGNORE INTO server_link (id, agent_id) VALUES (1, ?)').run(randomUUID());
     this.read = db.prepare('SELECT agent_id, server_url, agent_token, tenant_id, metrics_cursor, metrics_cursor_ts, settings_version FROM server_link WHERE id = 1');
     this.writeRegistration = db.prepare('UPDATE server_link SET server_url = ?, agent_token = ?, tenant_id = ? WHERE id = 1');
     this.writeCursor = db.prepare(
       'UPDATE server_link SET metrics_cursor = max(metrics_cursor, ?), metrics_cursor_ts = max(metrics_cursor_ts, ?) WHERE id = 1',
     );
     this.writeSettingsVersion = db.prepare('UPDATE server_link SET settings_version = ? WHERE id = 1');
+    // The identity is made once; looked for first, since even an INSERT OR IGNORE is a write that a
+    // full or read-only card refuses (the agent must still start there).
+    if (!this.read.get()) db.prepare('INSERT INTO server_link (id, agent_id) VALUES (1, ?)').run(randomUUID());
     // Another server: its token, cursor and settings version mean nothing there.
     this.writeForget = db.prepare(
       "UPDATE server_link SET server_url = ?, agent_token = '', tenant_id = '', metrics_cursor = 0, metrics_cursor_ts = 0, settings_version = 0 WHERE id = 1",

@@ -11,6 +11,12 @@ export interface OpenOptions {
   readonly?: boolean;
   /** Stop migrating at this version (tests of migrations from earlier versions). */
   migrateTo?: number;
+  /**
+   * Hold the file for this process alone. SQLite then keeps the WAL index in its own memory instead
+   * of the -shm file, so a database can be opened on a file system too full to make that file;
+   * other processes (the CLI) cannot open it meanwhile. Used only then (commands/serve.ts).
+   */
+  exclusive?: boolean;
 }
 
 /**
@@ -103,6 +109,8 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DB {
 function setUp(db: DB, file: string, opts: OpenOptions): void {
   const readonly = opts.readonly ?? false;
   const pragma = (p: string) => step(file, readonly, `PRAGMA ${p}`, () => db.pragma(p));
+  // Before anything reads the file: it decides whether the -shm file is ever made.
+  if (opts.exclusive) pragma('locking_mode = EXCLUSIVE');
   pragma('busy_timeout = 5000');
   // A Pi has little memory: cap the page cache at about 2 MiB (better-sqlite3's default is 16 MiB).
   // Read-only connections too, so a benchmark's bare query reads through the cache the agent has.
@@ -110,7 +118,9 @@ function setUp(db: DB, file: string, opts: OpenOptions): void {
   if (readonly) return;
   // auto_vacuum only takes effect before the first table exists; INCREMENTAL lets retention hand
   // freed pages back to the file system in small steps instead of a full VACUUM rewrite.
-  pragma('auto_vacuum = INCREMENTAL');
+  // Set on a new file only: on an existing one it changes nothing, yet is a write, which a full or
+  // read-only card refuses.
+  if (db.pragma('page_count', { simple: true }) === 0) pragma('auto_vacuum = INCREMENTAL');
   pragma('journal_mode = WAL');
   // FULL: a committed transaction survives a power cut (decisions.md, Devices).
   pragma('synchronous = FULL');

@@ -24,10 +24,12 @@ export const PAGE_HTML = `<!doctype html>
   textarea { width: 100%; min-height: 4rem; font: 13px monospace; }
   label { display: block; margin: .3rem 0; }
   #status { font-size: .9rem; }
+  #storage { background: #fdecea; color: #8a1c12; border-left: 4px solid #c0392b; padding: .6rem 1.2rem; margin: 0; }
 </style>
 </head>
 <body>
 <header><h1>PrintBox</h1><span id="status"></span><button id="discover" class="primary">Discover printers</button><button id="logout">Sign out</button></header>
+<p id="storage" role="alert" hidden></p>
 <main>
   <section><h2>Saved printers</h2><table id="saved"></table></section>
   <section><h2>Discovered printers</h2><table id="discovered"></table></section>
@@ -89,8 +91,22 @@ $('save-settings').onclick = async () => {
   const d = { subnet_scan: $('subnet_scan').checked, auto_discover: $('auto_discover').checked, manual_ranges: $('manual_ranges').checked, ranges_text: $('ranges_text').value };
   try { await api('/settings', { discovery: d }); $('settings-msg').textContent = 'Saved.'; } catch (err) { $('settings-msg').textContent = err.message; }
 };
+// The data file system's state (GET /settings storage, event storage_status): a banner while it is
+// not ok, since readings and changes may then not be kept.
+const STORAGE_TEXT = {
+  low: 'The data card is nearly full: older raw readings are being pruned.',
+  full: 'The data card is full: changes cannot be saved, readings are kept in memory until there is room.',
+  read_only: 'The data card is read-only: changes cannot be saved, readings are kept in memory.',
+  io_error: 'The data card reports write errors: changes may not be saved.',
+};
+function showStorage(st) {
+  const text = st && STORAGE_TEXT[st.state];
+  $('storage').hidden = !text;
+  $('storage').textContent = text ? text + (st.error ? ' (' + st.error + ')' : '') : '';
+}
 async function start() {
   const s = await api('/settings');
+  showStorage(s.storage);
   for (const k of ['subnet_scan', 'auto_discover', 'manual_ranges']) $(k).checked = s.discovery[k];
   $('ranges_text').value = s.discovery.ranges_text;
   const v = await api('/api/version');
@@ -102,6 +118,7 @@ async function start() {
     $('status').textContent = d.state === 'running' ? 'Scanning ' + d.scanned + '/' + d.total + ', found ' + d.found : 'Scan ' + d.state + ': ' + d.found + ' found';
     if (d.state !== 'running') refresh();
   });
+  events.addEventListener('storage_status', (e) => showStorage(JSON.parse(e.data)));
   events.addEventListener('device_change', () => clearTimeout(start.t) || (start.t = setTimeout(refresh, 500)));
 }
 start().catch((err) => ($('status').textContent = err.message));

@@ -120,7 +120,8 @@ function listenProblem(err: NodeJS.ErrnoException, host: string, port: number, p
   return new ListenError(err.code, `cannot listen on ${where} (web.listen_address = ${JSON.stringify(host)}, ${portKey} = ${port}): ${hint}`);
 }
 
-function listen(server: Server, port: number, host: string, portKey: string): Promise<void> {
+/** Listens on host:port; a failure is a ListenError naming the address, the port and its config key. */
+export function listen(server: Server, port: number, host: string, portKey: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => reject(listenProblem(err, host, port, portKey));
     server.once('error', onError);

@@ -180,6 +180,32 @@ describe('from a laptop on the site network', { skip: skip ?? false }, () => {
     assert.equal(list.status, 200, list.body);
     assert.match(list.body, /LAN-1/);
     assert.equal(doubled.status, 400, 'a non-canonical path is refused even with a session');
+
+    // Cross-site request forgery: the session's browser, driven by a page of another origin.
+    const here = `https://${lan.boxAddress}:${box.config.httpsPort}`;
+    const change = (headers: Record<string, string>) => ({
+      method: 'POST',
+      path: '/settings',
+      headers: { Cookie: session, 'Content-Type': 'application/json', ...headers },
+      body: JSON.stringify({ collection: { interval_minutes: 42 } }),
+    });
+    const forged = await fromLaptop([
+      change({ Origin: 'https://evil.example' }),
+      change({ Origin: `http://${lan.boxAddress}:${box.config.httpsPort}` }), // another scheme
+      change({ Origin: `https://${lan.boxAddress}:${box.config.httpPort}` }), // another port of the box
+      change({ Origin: 'null' }),
+      change({ 'Sec-Fetch-Site': 'cross-site' }),
+      change({ 'Sec-Fetch-Site': 'same-site', Origin: here }),
+    ]);
+    for (const r of forged) {
+      assert.equal(r.status, 403, r.body);
+      assert.match(r.body, /^cross-origin request refused: /);
+    }
+    assert.equal((await state()).settings, before_.settings, 'nothing changed');
+    const [own, noOrigin] = await fromLaptop([change({ Origin: here, 'Sec-Fetch-Site': 'same-origin' }), change({})]);
+    assert.equal(own.status, 200, own.body);
+    assert.equal(noOrigin.status, 200, 'a client that is not a browser sends no Origin');
+    assert.match(own.body, /"interval_minutes":42/);
   });
 
   describe('behind a trusted proxy (web.auth.trusted_proxies = ["198.18.7.3/32"])', () => {

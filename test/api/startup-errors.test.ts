@@ -133,4 +133,15 @@ describe('a port that is taken', () => {
       ]);
     });
   });
+
+  test('the stand-alone redirect (printbox-agent redirect) names its port the same way', async () => {
+    const cfg = await config();
+    await holding(async (port) => {
+      setPort(cfg, 'http_port', port);
+      const viaKey = await runCli(['redirect'], { configPath: cfg.configPath, timeoutMs: 20_000 });
+      expectFailedStart(viaKey, [`cannot listen on 127.0.0.1:${port} (web.listen_address = "127.0.0.1", web.http_port = ${port}): the port is already in use`]);
+      const viaFlag = await runCli(['redirect', '--port', String(port)], { configPath: cfg.configPath, timeoutMs: 20_000 });
+      expectFailedStart(viaFlag, [`cannot listen on 127.0.0.1:${port} (web.listen_address = "127.0.0.1", --port = ${port}): the port is already in use`]);
+    });
+  });
 });

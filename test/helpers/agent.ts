@@ -41,6 +41,8 @@ export interface AgentOptions {
   trustedProxies?: string[];
   /** web.auth.allow_local_admin, default true. */
   allowLocalAdmin?: boolean;
+  /** data_dir, default `data` in the test's own temporary directory. */
+  dataDir?: string;
   /** web.listen_address, default "127.0.0.1". */
   listenAddress?: string;
   /** web.http_port: a number (0 disables), default a free port. */
@@ -156,7 +158,7 @@ function tomlString(s: string): string {
 
 export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> {
   const dir = mkdtempSync(join(tmpdir(), 'printbox-test-'));
-  const dataDir = join(dir, 'data');
+  const dataDir = opts.dataDir ?? join(dir, 'data');
   const configPath = join(dir, 'agent.toml');
   const httpsPort = await freePort();
   const httpPort = opts.httpPort ?? (await freePort());

@@ -23,8 +23,9 @@ import addFormatsModule from 'ajv-formats';
 // dist/test/helpers -> the repository (agent.ts imports this module, so it cannot import agent.ts).
 export const OPENAPI_FILE = join(resolve(dirname(fileURLToPath(import.meta.url)), '../../..'), 'docs/openapi.yaml');
 const DOC_ID = 'https://printbox.invalid/openapi.json';
-// 408 and 431 come from the HTTP server itself (a request too slow or with headers too large).
-const BEFORE_ROUTING = new Set([302, 400, 401, 404, 408, 431]);
+// 408 and 431 come from the HTTP server itself (a request too slow or with headers too large);
+// 403 from the same-origin check (auth/same-origin.ts) on any state-changing request.
+const BEFORE_ROUTING = new Set([302, 400, 401, 403, 404, 408, 431]);
 
 interface MediaType { schema?: unknown }
 interface Response { content?: Record<string, MediaType> }

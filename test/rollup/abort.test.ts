@@ -131,7 +131,7 @@ test('stopping the schedule stops the start-up pass between batches and waits fo
   const committed = fill(db, hourStart(Date.now()) - 2 * HOUR_MS, 10); // 10 days to catch up: 10 day batches
   const lines: string[] = [];
   const log = { info: (o: object, m?: string) => lines.push(`${m} ${JSON.stringify(o)}`), error: (o: object, m?: string) => lines.push(`ERR ${m} ${JSON.stringify(o)}`) };
-  const stop = startRollupSchedule(db, log, '0 0 1 1 *');
+  const { stop } = startRollupSchedule(db, log, '0 0 1 1 *');
   await new Promise<void>((r) => {
     const watch = () => (getWatermark(db, 'hourly') !== undefined ? r() : setImmediate(watch));
     setImmediate(watch);

@@ -20,7 +20,7 @@ test('startRollupSchedule catches up at start-up, runs on its schedule without o
   ins(rows);
   const lines: string[] = [];
   const log = { info: (o: object, m?: string) => lines.push(`${m} ${JSON.stringify(o)}`), error: (o: object, m?: string) => lines.push(`ERR ${m} ${JSON.stringify(o)}`) };
-  const stop = startRollupSchedule(db, log, '* * * * * *'); // every second
+  const { stop } = startRollupSchedule(db, log, '* * * * * *'); // every second
   await new Promise((r) => setTimeout(r, 2500));
   await stop();
   const n = lines.length;

@@ -8,10 +8,15 @@ import { publicSettings, SettingsError, type Settings } from '../../settings/set
 
 export function register(app: App, ctx: AgentContext): void {
   const { settings } = ctx;
-  // The settings without secrets, and the server link's state beside its URL (read-only).
+  // The settings without secrets, the server link's state beside its URL and the data file
+  // system's state (both read-only).
   const shown = (s: Settings) => {
     const out = publicSettings(s);
-    return ctx.serverLink ? { ...out, server: { ...out.server, link: ctx.serverLink.status() } } : out;
+    return {
+      ...out,
+      ...(ctx.serverLink ? { server: { ...out.server, link: ctx.serverLink.status() } } : {}),
+      ...(ctx.storage ? { storage: ctx.storage.status() } : {}),
+    };
   };
 
   app.get('/settings', (_req, res) => sendJson(res, 200, shown(settings.get())));
