@@ -23,6 +23,8 @@ export async function readJsonBody(
     sendTextAndClose(req, res, 413, tooLarge);
     return undefined;
   }
+  // The client waits for this before it sends the body (web/listeners.ts, checkContinue).
+  if (/^100-continue$/i.test(String(req.headers.expect ?? ''))) res.writeContinue();
   const raw = await readLimited(req, limit);
   if (raw === 'too large') {
     // The client may still be sending: close without a reset, so that it reads the 413 (respond.ts).

@@ -79,6 +79,10 @@ export function harden(server: Server, log: Logger, limits: HttpLimits = HTTP_LI
   // Read when the server starts listening (setupConnectionsTracking), so setting it here is in time.
   (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = limits.checkInterval;
   server.maxHeadersCount = limits.maxHeadersCount;
+  // `Expect: 100-continue`: Node would say "go on" to every such request before any route looked
+  // at it, so a client announcing a body too large would send it all and only then read the 413.
+  // The body's reader decides instead (api/body.ts): 100 Continue only for a body it will read.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => server.emit('request', req, res));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     log.debug({ err: err.code ?? err.message }, 'bad request from client');
     // As Node itself: answer only while nothing of a response is on the wire yet (and never to a

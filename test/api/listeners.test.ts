@@ -422,6 +422,31 @@ describe('413 Payload Too Large', () => {
     });
   }
 
+  test('Expect: 100-continue: an announced oversized body gets the 413 without a 100; an acceptable one gets the 100 first', async () => {
+    for (const [tlsOn, port] of [[true, conf.httpsPort], [false, conf.httpPort]] as const) {
+      // Headers only, as a client waiting for the go-ahead sends them.
+      const big = await rawExchange(port, 'POST /devices/save HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 5000000\r\nExpect: 100-continue\r\n\r\n', { tls: tlsOn });
+      expectClosingText(big, 413, TOO_LARGE, `announced 5 MB (tls ${tlsOn})`);
+      assert.equal(big.responses, 1, 'no 100 Continue before the 413');
+      const small = await new Promise<string>((resolve) => {
+        const body = '{"serial":"NO-SUCH"}';
+        const head = `POST /devices/save HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`;
+        let got = '';
+        const s: net.Socket = tlsOn
+          ? tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => s.write(head))
+          : net.connect({ host: '127.0.0.1', port }, () => s.write(head));
+        s.on('data', (c: Buffer) => {
+          got += c.toString();
+          if (got === 'HTTP/1.1 100 Continue\r\n\r\n') s.write(body); // the body only after the go-ahead
+        });
+        s.on('error', () => undefined);
+        s.on('close', () => resolve(got));
+        s.setTimeout(10_000, () => s.destroy());
+      });
+      assert.match(small, /^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 404 /, small);
+    }
+  });
+
   test('curl sees the 413 with Connection: close, and its next request works', () => {
     assert.equal(spawnSync('curl', ['--version']).status, 0, 'curl is installed (scripts/setup-test-deps.sh)');
     const dir = mkdtempSync(join(tmpdir(), 'printbox-curl-'));
