@@ -20,12 +20,13 @@ export function register(app: App, ctx: AgentContext): void {
 
   app.post('/api/v1/auth/setup', async (req, res) => {
     if (!passwordMode()) return sendText(res, 403, `account setup is not available in ${ctx.config.web.auth.mode} auth mode`);
+    // Once an account exists nothing sent here can matter: said first, whatever the body holds.
+    if (ctx.accounts.count() > 0) return sendText(res, 409, 'an account exists already: sign in instead');
     const form = await readStringFields(req, res, ['setup_code', 'username', 'password'] as const);
     if (!form) return;
     const { setup_code: code, username, password } = form;
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return sendText(res, 400, problem);
-    if (ctx.accounts.count() > 0) return sendText(res, 409, 'an account exists already: sign in instead');
     const keys = limiterKeys(ctx.facts.clientAddress(req), '(setup code)');
     if (!withinLimit(ctx, res, keys)) return;
     const hash = await hashPassword(password);
