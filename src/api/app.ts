@@ -62,11 +62,28 @@ const routerExtensions: RouteHandler = (_req, res, next) => {
   next?.();
 };
 
-function createRouter(ctx: AgentContext): App {
+// Routes are matched without regard to case or a trailing slash (tinyhttp's matcher).
+const routeKey = (path: string) => path.toLowerCase().replace(/(.)\/$/, '$1');
+
+interface Router {
+  app: App;
+  /** The methods a path is registered with; undefined for an unknown path or an any-method route. */
+  methodsOf: Map<string, string[]>;
+}
+
+function createRouter(ctx: AgentContext): Router {
+  // Filled once the routes are registered: a path that exists with other methods is a 405 naming
+  // them (with Allow), not a 404.
+  const methodsOf = new Map<string, string[]>();
   const app = new App({
     settings: { xPoweredBy: false },
     applyExtensions: routerExtensions,
-    noMatchHandler: (_req, res) => sendText(res, 404, 'not found'),
+    noMatchHandler: (req, res) => {
+      const allowed = methodsOf.get(routeKey((req.url ?? '/').split('?')[0]));
+      if (!allowed) return sendText(res, 404, 'not found');
+      res.setHeader('Allow', allowed.join(', '));
+      sendText(res, 405, `${allowed.join(', ')} only`);
+    },
     onError: (err: unknown, req, res) => {
       // A write the card did not take: the storage guard says so everywhere; the client gets 507
       // with SQLite's own words. Nothing was changed (the transaction was rolled back).
@@ -84,13 +101,18 @@ function createRouter(ctx: AgentContext): App {
     },
   });
   for (const routes of ROUTES) routes.register(app, ctx);
-  return app;
+  for (const m of app.middleware) {
+    if (!m.method || typeof m.path !== 'string') continue;
+    const key = routeKey(m.path);
+    methodsOf.set(key, [...new Set([...(methodsOf.get(key) ?? []), m.method])]);
+  }
+  return { app, methodsOf };
 }
 
 /** Every route the app registers (method undefined = any method): tests walk this to try each way in. */
 export function routeTable(): { method?: string; path: string }[] {
   // Route modules only keep references to the context at registration; nothing is called on it.
-  return createRouter({} as AgentContext).middleware.map((m) => ({ method: m.method, path: m.path as string }));
+  return createRouter({} as AgentContext).app.middleware.map((m) => ({ method: m.method, path: m.path as string }));
 }
 
 /** No credential (contract 5.6): a browser goes to the login page, anything else gets 401. */
@@ -102,12 +124,23 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
 }
 
 export function createHandler(ctx: AgentContext): Handler {
-  const router = createRouter(ctx);
+  const { app: router, methodsOf } = createRouter(ctx);
   return (req, res) => {
     logRequest(ctx, req, res);
     const target = checkRequestTarget(req.url);
     if (!target.ok) return sendText(res, 400, target.message);
     req.url = target.url;
+    // HEAD is GET without the body (Node leaves the body out: the response was made for a HEAD).
+    // tinyhttp would otherwise match HEAD to a route of any method, so that HEAD /discover ran the
+    // POST handler and started a scan, past the same-origin check that lets HEAD through as safe.
+    if (req.method === 'HEAD') {
+      const allowed = methodsOf.get(routeKey(target.url.split('?')[0]));
+      if (allowed && !allowed.includes('GET')) {
+        res.setHeader('Allow', allowed.join(', '));
+        return sendText(res, 405, `${allowed.join(', ')} only`);
+      }
+      req.method = 'GET';
+    }
     if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
     const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http');
     if (crossOrigin) return sendText(res, 403, crossOrigin);
