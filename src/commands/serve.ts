@@ -15,7 +15,7 @@ import { LoginLimiter } from '../auth/login-limiter.js';
 import { ensureSetupCode, setupCodePath } from '../auth/setup-code.js';
 import { AccountStore } from '../store/accounts.js';
 import type { AgentContext } from '../api/context.js';
-import { ensureCertificate, loadPair, tlsPaths, watchPair } from '../web/tls.js';
+import { ensureCertificate, tlsPaths, watchPair } from '../web/tls.js';
 import { startListeners } from '../web/listeners.js';
 import { notifyReady, notifyStopping, startWatchdog } from '../systemd/notify.js';
 import { versionInfo } from '../version.js';
@@ -95,9 +95,9 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   }
 
   const paths = tlsPaths(config);
-  await ensureCertificate(paths, log);
+  const pair = await ensureCertificate(paths, log);
   const handler = createHandler(ctx);
-  const listeners = await startListeners(config, loadPair(paths), handler, log);
+  const listeners = await startListeners(config, pair, handler, log);
   const serverLink = new ServerLink({
     db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,

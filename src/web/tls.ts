@@ -6,6 +6,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import type { Config } from '../config/config.js';
+import { storageProblem } from '../store/storage-guard.js';
 import type { Logger } from '../log/logger.js';
 
 export interface TlsPaths {
@@ -28,8 +29,13 @@ export function tlsPaths(cfg: Config): TlsPaths {
 }
 
 /** Creates the default self-signed pair when it does not exist yet. */
-export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<void> {
-  if (existsSync(paths.cert) && existsSync(paths.key)) return;
+/**
+ * The certificate and key, made first when they do not exist. A card that cannot take them (full,
+ * read-only) does not stop the agent: the pair made is served from memory for this run, and the
+ * next start tries to store one again.
+ */
+export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<TlsPair> {
+  if (existsSync(paths.cert) && existsSync(paths.key)) return loadPair(paths);
   if (!paths.managed) throw new Error(`TLS certificate ${paths.cert} or key ${paths.key} not found`);
   const name = hostname();
   const notBefore = new Date(Date.now() - 3600_000);
@@ -58,11 +64,19 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<v
       },
     ],
   });
-  mkdirSync(dirname(paths.key), { recursive: true, mode: 0o700 });
-  // Write to temporary names, then rename: a power cut never leaves half a key behind.
-  writeFileAtomic(paths.key, pems.private, 0o600);
-  writeFileAtomic(paths.cert, pems.cert, 0o644);
+  const pair = { cert: Buffer.from(pems.cert), key: Buffer.from(pems.private) };
+  try {
+    mkdirSync(dirname(paths.key), { recursive: true, mode: 0o700 });
+    // Write to temporary names, then rename: a power cut never leaves half a key behind.
+    writeFileAtomic(paths.key, pems.private, 0o600);
+    writeFileAtomic(paths.cert, pems.cert, 0o644);
+  } catch (err) {
+    if (!storageProblem(err)) throw err;
+    log.warn({ cert: paths.cert, err: (err as Error).message }, 'generated TLS certificate not stored (the card takes no writes): served from memory until the next start');
+    return pair;
+  }
   log.info({ cert: paths.cert }, 'generated self-signed TLS certificate');
+  return pair;
 }
 
 export function loadPair(paths: TlsPaths): TlsPair {

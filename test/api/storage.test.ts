@@ -105,9 +105,10 @@ describe('a full data file system', { skip }, () => {
     }
   });
 
-  test('the agent starts on a full card without a reserve: reads at once, writes 507, then resumes when space returns', async (t) => {
+  test('the agent starts on a full card without a reserve or a certificate: HTTPS and reads at once, writes 507, then resumes when space returns', async (t) => {
     await agent.stop({ keepDir: true });
     assert.ok(!existsSync(join(mount, 'data/reserve.bin')));
+    rmSync(join(mount, 'data/tls'), { recursive: true }); // and no certificate yet either
     fill(mount);
     const t0 = Date.now();
     await agent.restart();
@@ -116,6 +117,7 @@ describe('a full data file system', { skip }, () => {
     const st = await storageOf(agent);
     assert.equal(st.state, 'full', JSON.stringify(st));
     assert.match(agent.stdout(), /database opened for this process alone/);
+    assert.match(agent.stdout(), /generated TLS certificate not stored \(the card takes no writes\): served from memory until the next start/);
     assert.equal((await agent.get('/devices/discovered')).status, 200);
     const r = await postInterval(agent, 700);
     assert.equal(r.status, 507, r.body);
