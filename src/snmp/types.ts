@@ -79,7 +79,8 @@ export function normOid(oid: string): string {
 
 /**
  * Converts one net-snmp varbind. Returns undefined for noSuchObject, noSuchInstance,
- * endOfMibView and types the parsers do not use (Opaque, BitString).
+ * endOfMibView, types the parsers do not use (Opaque, BitString) and a Counter64 longer than
+ * 64 bits.
  */
 export function fromVarbind(vb: VarbindLike): SnmpValue | undefined {
   const v = vb.value;
@@ -98,8 +99,10 @@ export function fromVarbind(vb: VarbindLike): SnmpValue | undefined {
       return { type: 'gauge', value: Number(v) };
     case T.TimeTicks:
       return { type: 'ticks', value: Number(v) };
-    case T.Counter64:
-      return { type: 'counter64', value: counter64(v) };
+    case T.Counter64: {
+      const n = counter64(v);
+      return n === undefined ? undefined : { type: 'counter64', value: n };
+    }
     case T.Null:
       return { type: 'null', value: null };
     default:
@@ -116,10 +119,18 @@ export function varbindsToOidValues(vbs: Iterable<VarbindLike>, into: OidValues 
   return into;
 }
 
-function counter64(v: unknown): bigint {
+/** A Counter64 encodes in at most 9 octets (8, plus a leading zero). */
+const COUNTER64_MAX_OCTETS = 9;
+
+/** The value of a Counter64, or undefined when it cannot be one (longer than 9 octets). */
+function counter64(v: unknown): bigint | undefined {
   if (typeof v === 'bigint') return v;
   if (typeof v === 'number') return BigInt(Math.trunc(v));
   if (Buffer.isBuffer(v)) {
+    // net-snmp hands over the raw octets whatever their length. Refuse what no Counter64 can be:
+    // besides being wrong, converting a hostile 60 KB "Counter64" octet by octet is quadratic
+    // and held the event loop for ~180 ms per datagram (issue 21, test/snmp/hostile.test.ts).
+    if (v.length > COUNTER64_MAX_OCTETS) return undefined;
     let n = 0n;
     for (const b of v) n = (n << 8n) | BigInt(b);
     return n;
