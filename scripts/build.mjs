@@ -4,7 +4,7 @@
 // Build facts come from the environment when the image build sets them (reproducible builds),
 // else from git and the clock.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,6 +25,14 @@ const { parse } = await import('yaml');
 const openapi = parse(readFileSync(join(root, 'docs/openapi.yaml'), 'utf8'));
 mkdirSync(join(root, 'dist/src/api'), { recursive: true });
 writeFileSync(join(root, 'dist/src/api/openapi.json'), JSON.stringify(openapi) + '\n');
+
+// The web UI's script and style sheet, and uPlot (a development dependency: the box gets the copy),
+// beside the compiled src/ui/page.js, which reads them once at start-up.
+const uiAssets = join(root, 'dist/src/ui/assets');
+mkdirSync(uiAssets, { recursive: true });
+for (const f of ['app.js', 'app.css']) copyFileSync(join(root, 'src/ui/assets', f), join(uiAssets, f));
+for (const f of ['uPlot.iife.min.js', 'uPlot.min.css']) copyFileSync(join(root, 'node_modules/uplot/dist', f), join(uiAssets, f));
+copyFileSync(join(root, 'node_modules/uplot/LICENSE'), join(uiAssets, 'uPlot.LICENSE'));
 
 const epoch = process.env.SOURCE_DATE_EPOCH;
 const info = {

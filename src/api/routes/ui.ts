@@ -1,19 +1,32 @@
-// GET / and /ui.js: the local web UI (behind the same auth wrapper as the API).
+// GET / and /ui.js: the local web UI (behind the same auth wrapper as the API). Both are made once
+// at start-up (src/ui/page.ts); a client that has them already gets 304 for its If-None-Match, and
+// one that accepts gzip gets them compressed.
 import type { App } from '@tinyhttp/app';
-import type { ServerResponse } from 'node:http';
-import { PAGE_HTML, PAGE_JS } from '../../ui/page.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { PAGE, SCRIPT, type Served } from '../../ui/page.js';
 
-function send(res: ServerResponse, type: string, body: string): void {
-  res.statusCode = 200;
+function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served): void {
   res.setHeader('Content-Type', `${type}; charset=utf-8`);
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'");
+  res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
   res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cache-Control', 'no-cache');
-  res.end(body);
+  res.setHeader('ETag', s.etag);
+  res.setHeader('Vary', 'Accept-Encoding');
+  const inm = req.headers['if-none-match'];
+  if (typeof inm === 'string' && inm.split(',').some((t) => t.trim() === s.etag)) {
+    res.statusCode = 304;
+    res.end();
+    return;
+  }
+  res.statusCode = 200;
+  const gzip = /\bgzip\b/.test(String(req.headers['accept-encoding'] ?? ''));
+  if (gzip) res.setHeader('Content-Encoding', 'gzip');
+  res.end(gzip ? s.gzip : s.body);
 }
 
 export function register(app: App): void {
-  app.get('/', (_req, res) => send(res, 'text/html', PAGE_HTML));
-  app.get('/ui.js', (_req, res) => send(res, 'text/javascript', PAGE_JS));
+  app.get('/', (req, res) => send(req, res, 'text/html', PAGE));
+  app.get('/ui.js', (req, res) => send(req, res, 'text/javascript', SCRIPT));
 }

@@ -1,0 +1,745 @@
+// The technician's web UI: one page, hash-routed views (#/printers, #/discovered, #/printer/<serial>,
+// #/settings, #/logs), talking to the same HTTP API a central server uses. No framework, no build:
+// src/ui/page.ts serves this file after uPlot (the meter charts) as /ui.js under a CSP without
+// inline script. Every piece of data reaches the page through textContent or attributes (h()),
+// never through innerHTML.
+'use strict';
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const view = () => $('view');
+
+  // ---- DOM helpers ---------------------------------------------------------------------------
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+      else if (k === 'text') el.textContent = v;
+      else if (k === 'style') el.style.cssText = v;
+      else el.setAttribute(k, v === true ? '' : String(v));
+    }
+    for (const c of kids.flat(Infinity)) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
+    return el;
+  }
+  const fmtInt = (n) => (n === undefined || n === null ? '' : typeof n === 'string' ? n : Number(n).toLocaleString('en-US'));
+  function ago(iso) {
+    if (!iso) return '';
+    const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
+    if (s < 60) return 'just now';
+    if (s < 3600) return Math.round(s / 60) + ' min ago';
+    if (s < 86400) return Math.round(s / 3600) + ' h ago';
+    return Math.round(s / 86400) + ' days ago';
+  }
+  const when = (iso) => (iso ? new Date(iso).toLocaleString() : '');
+
+  // ---- The API -------------------------------------------------------------------------------
+  class ApiError extends Error { constructor(status, message) { super(message); this.status = status; } }
+  async function api(path, body) {
+    const init = body === undefined ? { headers: { Accept: 'application/json' } }
+      : { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+    const r = await fetch(path, init);
+    const text = await r.text();
+    // The gate's 401 (the session ended): sign in again. A route's own 401 (a wrong current password) is an answer.
+    if (r.status === 401 && text.trim() === 'unauthorized') { location.assign('/login?return_to=' + encodeURIComponent('/' + location.hash)); throw new ApiError(401, 'signed out'); }
+    if (!r.ok) throw new ApiError(r.status, text.trim() || r.statusText);
+    return text ? JSON.parse(text) : null;
+  }
+
+  // ---- Counters and supplies -----------------------------------------------------------------
+  // The total meter: page_count, else mono + colour (some printers report only those two).
+  function meters(m) {
+    if (!m) return { total: undefined, mono: undefined, colour: undefined };
+    const mono = m.mono_pages ?? m.mono_impressions ?? m.total_mono_impressions;
+    const colour = m.color_pages ?? m.color_impressions;
+    let total = m.page_count;
+    if (!total && (mono || colour)) total = (mono || 0) + (colour || 0);
+    return { total, mono, colour };
+  }
+  const SUPPLY_COLOURS = { black: '#222', cyan: '#0aa5c9', magenta: '#c2187a', yellow: '#e1b400', photo_black: '#444', matte_black: '#333', light_cyan: '#6fd3ef', light_magenta: '#ef7fc0', waste: '#8d6e63', drum: '#7e57c2', fuser: '#d35400' };
+  const supplyColour = (k) => SUPPLY_COLOURS[k] || SUPPLY_COLOURS[String(k).split(/[_ ]/).pop()] || '#5a6470';
+  const LOW = 15;
+  function supplyBars(levels) {
+    const entries = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number');
+    if (!entries.length) return h('span', { class: 'muted', text: 'no supply levels' });
+    return h('div', {}, entries.map(([k, v]) => {
+      const pct = Math.max(0, Math.min(100, v));
+      const low = pct <= LOW;
+      return h('div', { class: 'supply' + (low ? ' low' : '') },
+        h('span', { class: 'name', title: k, text: k.replace(/_/g, ' ') }),
+        h('span', { class: 'bar', role: 'img', 'aria-label': k + ' ' + pct + '%' + (low ? ', low' : '') },
+          h('i', { style: 'width:' + pct + '%;background:' + supplyColour(k) }), h('b', { title: 'low mark ' + LOW + '%' })),
+        h('span', { class: 'pct', text: pct + '%' + (low ? ' low' : '') }));
+    }));
+  }
+  function statusBadges(info) {
+    const msgs = [...(info.status_messages || []), ...(info.toner_alerts || [])];
+    if (!msgs.length) return h('span', { class: 'badge ok', text: 'OK' });
+    return msgs.map((m) => h('span', { class: 'badge bad', text: m }));
+  }
+  function why(p) {
+    const out = [];
+    if (p.device_type === 'usb' || p.is_usb) out.push('USB');
+    for (const m of p.discovery_methods || []) out.push(m);
+    for (const r of p.detection_reasons || []) out.push(r);
+    if (!out.length) out.push(p.learned_oids && Object.keys(p.learned_oids).length ? 'network scan (SNMP)' : 'imported');
+    return [...new Set(out)].join(', ');
+  }
+
+  // ---- Live updates (/events) ----------------------------------------------------------------
+  const live = { source: null, listeners: new Set() };
+  function setConn(state, text) { const c = $('conn'); c.dataset.state = state; c.textContent = text; }
+  function openEvents() {
+    const es = new EventSource('/events');
+    live.source = es;
+    setConn('connecting', 'Connecting…');
+    es.onopen = () => setConn('live', 'Live');
+    es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'down' : 'connecting', es.readyState === EventSource.CLOSED ? 'Offline: reload the page' : 'Reconnecting…');
+    for (const name of ['discovery_update', 'device_change', 'server_status', 'storage_status']) {
+      es.addEventListener(name, (e) => { const data = JSON.parse(e.data); for (const l of live.listeners) l(name, data); });
+    }
+  }
+  function onEvent(fn) { live.listeners.add(fn); return () => live.listeners.delete(fn); }
+
+  // The data file system's state (GET /settings storage, event storage_status): a banner while it is
+  // not ok, since readings and changes may then not be kept.
+  const STORAGE_TEXT = {
+    low: 'The data card is nearly full: older raw readings are being pruned.',
+    full: 'The data card is full: changes cannot be saved, readings are kept in memory until there is room.',
+    read_only: 'The data card is read-only: changes cannot be saved, readings are kept in memory.',
+    io_error: 'The data card reports write errors: changes may not be saved.',
+  };
+  function showStorage(st) {
+    const text = st && STORAGE_TEXT[st.state];
+    $('storage').hidden = !text;
+    $('storage').textContent = text ? text + (st.error ? ' (' + st.error + ')' : '') : '';
+  }
+  // The scan line under the header (event discovery_update).
+  let lastScan = null;
+  function scanText(d, settings) {
+    if (!d) return '';
+    if (d.state === 'running') return 'Scanning: ' + d.scanned + ' of ' + d.total + ' addresses, ' + d.found + ' found';
+    if (d.state === 'failed') return 'Scan failed: ' + (d.error || 'unknown error');
+    let t = 'Scan done: ' + d.found + ' found';
+    if (d.found === 0 && d.total === 0) t += ' (nothing was enabled to scan: turn on subnet scan or add a range in Settings)';
+    else if (d.found === 0) t += ' in ' + d.total + ' addresses (check the ranges and SNMP communities in Settings)';
+    return t;
+  }
+  // A scan's state, from the event stream or an answer, whichever comes first: never go back to an
+  // older scan, or to "running" once its end has been seen.
+  function noteScan(d) {
+    if (!d) return lastScan;
+    if (lastScan && (d.scan_id < lastScan.scan_id || (d.scan_id === lastScan.scan_id && lastScan.state !== 'running' && d.state === 'running'))) return lastScan;
+    lastScan = d;
+    $('status').textContent = scanText(d);
+    return d;
+  }
+  onEvent((name, d) => {
+    if (name === 'discovery_update') noteScan(d);
+    if (name === 'storage_status') showStorage(d);
+  });
+
+  // Re-render the current view on a change, at most every 600 ms.
+  let refreshTimer = null;
+  function scheduleRefresh(fn) { clearTimeout(refreshTimer); refreshTimer = setTimeout(fn, 600); }
+
+  // ---- Router ----------------------------------------------------------------------------------
+  let cleanup = [];
+  const ROUTES = [
+    [/^#\/?$|^#\/printers$/, () => printersView(), 'printers'],
+    [/^#\/discovered$/, () => discoveredView(), 'discovered'],
+    [/^#\/printer\/(.+)$/, (m) => printerView(decodeURIComponent(m[1])), 'printer'],
+    [/^#\/settings$/, () => settingsView(), 'settings'],
+    [/^#\/logs$/, () => logsView(), 'logs'],
+  ];
+  function route() {
+    for (const f of cleanup) f();
+    cleanup = [];
+    const hash = location.hash || '#/printers';
+    for (const [re, fn, nav] of ROUTES) {
+      const m = hash.match(re);
+      if (!m) continue;
+      document.body.dataset.route = nav;
+      for (const a of document.querySelectorAll('header nav a')) {
+        if (a.dataset.nav === nav || (nav === 'printer' && a.dataset.nav === 'printers')) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+      }
+      view().replaceChildren(h('p', { class: 'muted', text: 'Loading…' }));
+      Promise.resolve(fn(m)).catch((err) => view().replaceChildren(h('section', {}, h('h2', { text: 'Something went wrong' }), h('p', { class: 'error', role: 'alert', text: err.message }))));
+      return;
+    }
+    view().replaceChildren(h('section', {}, h('h2', { text: 'Not found' }), h('p', {}, h('a', { href: '#/printers', text: 'Back to the printers' }))));
+  }
+  function setTitle(t) { document.title = t + ' · PrintBox'; }
+  // After a navigation inside the page (not on the first load, where the skip link comes first),
+  // focus goes to the new page's heading so that a screen reader announces it.
+  let navigated = false;
+  function focusHeading() { if (!navigated) return; const h2 = view().querySelector('h2'); if (h2) { h2.tabIndex = -1; h2.focus({ preventScroll: true }); } }
+
+  // ---- Printers (saved) ------------------------------------------------------------------------
+  async function printersView() {
+    setTitle('Printers');
+    const search = h('input', { type: 'search', id: 'printer-search', placeholder: 'Model, serial, address, location, asset…', 'aria-label': 'Search printers' });
+    const filter = h('select', { id: 'printer-filter', 'aria-label': 'Show' },
+      h('option', { value: 'visible', text: 'Shown printers' }), h('option', { value: 'alerts', text: 'With alerts or low supplies' }),
+      h('option', { value: 'hidden', text: 'Hidden printers' }), h('option', { value: 'all', text: 'All saved printers' }));
+    const table = h('table', { id: 'saved', class: 'cards' });
+    const msg = h('p', { class: 'error', role: 'alert' });
+    view().replaceChildren(h('section', {}, h('h2', { text: 'Printers' }),
+      h('div', { class: 'toolbar' }, search, filter), msg, table));
+    let rows = [];
+    async function load() {
+      // The saved list carries neither the record's visibility and status ("not responding" is
+      // only there) nor current meters: each printer's profile has both (its latest_metrics is the
+      // newest raw reading), fetched in parallel.
+      // The list is drawn at once (meters pending), then again with the profiles.
+      const saved = await api('/devices/list');
+      const pending = !rows.length;
+      if (pending) { rows = saved.map((d) => ({ d, info: d.printer_info || {}, latest: null, device: null, pending: true })); draw(); }
+      rows = await Promise.all(saved.map(async (d) => {
+        const profile = await api('/api/devices/profile?serial=' + encodeURIComponent(d.serial)).catch(() => null);
+        return { d, info: d.printer_info || {}, latest: profile ? profile.latest_metrics : null, device: profile ? profile.device : null };
+      }));
+      draw();
+      table.dataset.loaded = 'true';
+    }
+    function draw() {
+      const q = search.value.trim().toLowerCase();
+      const mode = filter.value;
+      const shown = rows.filter(({ d, info, latest, device }) => {
+        const visible = device ? device.visible : true;
+        if (mode === 'visible' && !visible) return false;
+        if (mode === 'hidden' && visible) return false;
+        if (mode === 'alerts') {
+          const lv = Object.values((latest && latest.toner_levels) || {});
+          const st = device || info;
+          if (!(st.status_messages || []).length && !(info.toner_alerts || []).length && !lv.some((v) => v <= LOW)) return false;
+        }
+        if (!q) return true;
+        return [d.serial, info.model, info.manufacturer, info.ip, d.location, d.asset_number, info.hostname, device && device.description].some((s) => String(s || '').toLowerCase().includes(q));
+      });
+      const head = h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', ''].map((t) => h('th', { scope: 'col', text: t }))));
+      if (!rows.length) {
+        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 8 },
+          'No saved printers yet. Go to ', h('a', { href: '#/discovered', text: 'Discovered' }), ' to scan the network and save the printers found.'))));
+        return;
+      }
+      if (!shown.length) {
+        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 8, text: 'No printer matches this search or filter.' }))));
+        return;
+      }
+      table.replaceChildren(head, h('tbody', {}, shown.map(({ d, info, latest, device, pending }) => {
+        const m = pending ? { total: '…', mono: '…', colour: '…' } : meters(latest || info);
+        const visible = device ? device.visible : true;
+        return h('tr', { 'data-serial': d.serial },
+          h('td', { 'data-label': 'Printer' }, h('a', { href: '#/printer/' + encodeURIComponent(d.serial) }, h('b', { text: info.model || d.serial })),
+            h('div', { class: 'muted', text: [info.manufacturer, d.serial, info.ip, d.location].filter(Boolean).join(' · ') }),
+            d.asset_number ? h('div', { class: 'muted', text: 'Asset ' + d.asset_number }) : null,
+            visible ? null : h('span', { class: 'badge', text: 'hidden' })),
+          h('td', { 'data-label': 'Status' }, statusBadges(device || info)),
+          h('td', { 'data-label': 'Last seen', title: when(info.last_seen), text: ago(latest ? latest.timestamp : info.last_seen) }),
+          h('td', { class: 'num meter-total', 'data-label': 'Total', text: fmtInt(m.total) }),
+          h('td', { class: 'num', 'data-label': 'Mono', text: fmtInt(m.mono) }),
+          h('td', { class: 'num', 'data-label': 'Colour', text: fmtInt(m.colour) }),
+          h('td', { 'data-label': 'Supplies' }, pending ? h('span', { class: 'muted', text: '…' }) : supplyBars(latest ? latest.toner_levels : info.toner_levels)),
+          h('td', {}, h('button', { type: 'button', 'data-hide': d.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (info.model || d.serial), text: visible ? 'Hide' : 'Show',
+            onclick: async (e) => {
+              e.target.disabled = true;
+              try { await api('/devices/update', { serial: d.serial, visible: !visible }); await load(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; }
+            } })));
+      })));
+    }
+    search.addEventListener('input', draw);
+    filter.addEventListener('change', draw);
+    cleanup.push(onEvent((name) => { if (name === 'device_change') scheduleRefresh(() => load().catch(() => {})); }));
+    await load();
+    focusHeading();
+  }
+
+  // ---- Discovered ------------------------------------------------------------------------------
+  async function discoveredView() {
+    setTitle('Discovered');
+    const table = h('table', { id: 'discovered', class: 'cards' });
+    const msg = h('p', { class: 'error', role: 'alert' });
+    const scanState = h('p', { id: 'scan-state', role: 'status', 'aria-live': 'polite' });
+    const scanBtn = h('button', { type: 'button', class: 'primary', id: 'scan', text: 'Scan now' });
+    const saveAll = h('button', { type: 'button', id: 'save-all', text: 'Save all' });
+    const note = h('div', { id: 'scan-note' });
+    view().replaceChildren(h('section', {}, h('h2', { text: 'Discovered printers' }),
+      h('div', { class: 'toolbar' }, scanBtn, saveAll, h('a', { href: '#/settings', class: 'muted', text: 'Discovery settings' })), note, scanState, msg, table));
+    let settings = null;
+    async function load() {
+      const [found, s, scan] = await Promise.all([api('/devices/discovered'), api('/settings'), api('/discover')]);
+      settings = s;
+      scanState.textContent = scanText(noteScan(scan));
+      const d = s.discovery;
+      const nothing = !d.subnet_scan && !(d.manual_ranges && d.ranges_text.trim());
+      note.replaceChildren(nothing ? h('p', { class: 'empty', id: 'no-ranges' }, 'No ranges enabled: turn on subnet scan or add a range in ', h('a', { href: '#/settings', text: 'Settings' }), ', then scan.') : '');
+      saveAll.disabled = !found.length;
+      if (!found.length) {
+        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 6 },
+          nothing ? 'Nothing discovered yet.' : 'No new printers: every printer found is saved or hidden. Press Scan now to look again.'))));
+        return;
+      }
+      table.replaceChildren(
+        h('thead', {}, h('tr', {}, ['Printer', 'Address', 'Why it is here', 'Meter', 'Supplies', ''].map((t) => h('th', { scope: 'col', text: t })))),
+        h('tbody', {}, found.map((p) => h('tr', { 'data-serial': p.serial },
+          h('td', { 'data-label': 'Printer' }, h('b', { text: p.model || p.serial }), h('div', { class: 'muted', text: [p.manufacturer, p.serial].filter(Boolean).join(' · ') })),
+          h('td', { 'data-label': 'Address' }, p.ip, h('div', { class: 'muted', text: [p.hostname, p.location].filter(Boolean).join(' · ') })),
+          h('td', { 'data-label': 'Why it is here', text: why(p) }),
+          h('td', { class: 'num', 'data-label': 'Meter', text: fmtInt(meters(p).total) }),
+          h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
+          h('td', {}, h('div', { class: 'toolbar' },
+            h('button', { type: 'button', class: 'primary', 'data-save': p.serial, 'aria-label': 'Save ' + (p.model || p.serial), text: 'Save', onclick: (e) => act(e, '/devices/save', { serial: p.serial }) }),
+            h('button', { type: 'button', 'data-hide': p.serial, 'aria-label': 'Hide ' + (p.model || p.serial), text: 'Hide', onclick: (e) => act(e, '/devices/update', { serial: p.serial, visible: false }) })))))));
+    }
+    async function act(e, path, body) {
+      e.target.disabled = true; msg.textContent = '';
+      try { await api(path, body); await load(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; }
+    }
+    scanBtn.onclick = async () => {
+      msg.textContent = '';
+      try { scanState.textContent = scanText(noteScan(await api('/discover', {}))); } catch (err) { msg.textContent = err.message; }
+    };
+    saveAll.onclick = async (e) => act(e, '/devices/save/all', {});
+    cleanup.push(onEvent((name, d) => {
+      if (name === 'discovery_update') { scanState.textContent = scanText(lastScan); if (d.state !== 'running') scheduleRefresh(() => load().catch(() => {})); }
+      if (name === 'device_change') scheduleRefresh(() => load().catch(() => {}));
+    }));
+    await load();
+    focusHeading();
+  }
+
+  // ---- One printer -----------------------------------------------------------------------------
+  const PERIODS = [['day', 'Day'], ['week', 'Week'], ['month', 'Month'], ['year', 'Year']];
+  async function printerView(serial) {
+    setTitle(serial);
+    const q = '?serial=' + encodeURIComponent(serial);
+    let profile;
+    try { profile = await api('/api/devices/profile' + q); } catch (err) {
+      if (err.status !== 404) throw err;
+      view().replaceChildren(h('section', {}, h('h2', { text: 'No printer ' + serial }), h('p', {}, 'It may have been deleted. ', h('a', { href: '#/printers', text: 'Back to the printers' }))));
+      return;
+    }
+    const dev = profile.device;
+    setTitle(dev.model || serial);
+    const identity = h('dl', { class: 'facts', id: 'identity' });
+    const statusBox = h('div', { id: 'printer-status' });
+    const readMsg = h('p', { role: 'status', 'aria-live': 'polite', class: 'muted' });
+    const readBtn = h('button', { type: 'button', class: 'primary', id: 'read-now', text: 'Read now' });
+    const delBtn = h('button', { type: 'button', class: 'danger', id: 'delete', text: 'Delete…' });
+
+    // The fields a person sets: saving one locks it, so discovery never overwrites it (POST /devices/update).
+    const form = h('form', { id: 'edit', novalidate: true });
+    const formMsg = h('p', { role: 'status', 'aria-live': 'polite' });
+    const inputs = {};
+    for (const [k, label] of [['asset_number', 'Asset number'], ['location', 'Location'], ['description', 'Description']]) {
+      const id = 'f-' + k;
+      inputs[k] = h('input', { type: 'text', id, name: k, value: dev[k] || '', maxlength: 1024, 'aria-describedby': id + '-lock ' + id + '-err' });
+      form.append(h('div', { class: 'field' }, h('label', { for: id, text: label }), inputs[k], h('p', { class: 'hint', id: id + '-lock' }), h('p', { class: 'error', id: id + '-err' })));
+    }
+    form.append(h('button', { class: 'primary', type: 'submit', text: 'Save changes' }), ' ', formMsg);
+    function showLocks(d) {
+      const locked = new Map((d.locked_fields || []).map((l) => [l.field, l]));
+      for (const k of Object.keys(inputs)) {
+        const l = locked.get(k);
+        $('f-' + k + '-lock').textContent = l ? 'Set by a person on ' + when(l.locked_at) + ': discovery keeps this value.' : 'From the printer: saving a value here keeps it from then on.';
+      }
+    }
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      formMsg.textContent = ''; formMsg.className = '';
+      const body = { serial };
+      for (const [k, el] of Object.entries(inputs)) if (el.value !== (dev[k] || '')) body[k] = el.value;
+      if (Object.keys(body).length === 1) { formMsg.textContent = 'Nothing changed.'; return; }
+      try {
+        const d = await api('/devices/update', body);
+        Object.assign(dev, d); showLocks(d);
+        formMsg.textContent = 'Saved.'; formMsg.className = 'okmsg';
+      } catch (err) {
+        const m = err.message.match(/field (\w+)/);
+        if (m && inputs[m[1]]) { $('f-' + m[1] + '-err').textContent = err.message; inputs[m[1]].setAttribute('aria-invalid', 'true'); }
+        formMsg.textContent = 'Not saved: ' + err.message; formMsg.className = 'error';
+      }
+    });
+
+    const chartBox = h('div', { class: 'chart', id: 'meter-chart', role: 'img', 'aria-label': 'Page meters over time' });
+    const supplyBox = h('div', { class: 'chart', id: 'supply-chart', role: 'img', 'aria-label': 'Supply levels over time' });
+    const chartMsg = h('p', { class: 'muted', id: 'chart-msg', role: 'status', 'aria-live': 'polite' });
+    const periodBtns = PERIODS.map(([p, label]) => h('button', { type: 'button', 'data-period': p, 'aria-pressed': p === 'month' ? 'true' : 'false', text: label }));
+    const since = h('input', { type: 'date', id: 'since', 'aria-label': 'From' });
+    const until = h('input', { type: 'date', id: 'until', 'aria-label': 'To' });
+    const customBtn = h('button', { type: 'button', id: 'custom-go', text: 'Show range' });
+
+    view().replaceChildren(
+      h('p', {}, h('a', { href: '#/printers', text: '← Printers' })),
+      h('section', {}, h('h2', { id: 'printer-title', text: (dev.manufacturer ? dev.manufacturer + ' ' : '') + (dev.model || serial) }),
+        h('div', { class: 'toolbar' }, readBtn, delBtn), readMsg,
+        h('div', { class: 'grid' }, h('div', {}, h('h3', { text: 'Identity' }), identity), h('div', {}, h('h3', { text: 'Status and supplies' }), statusBox))),
+      h('section', {}, h('h2', { text: 'Asset details' }), form),
+      h('section', {}, h('h2', { text: 'Meters over time' }),
+        h('div', { class: 'periods', role: 'group', 'aria-label': 'Period' }, periodBtns, h('span', { class: 'custom' }, since, h('span', { 'aria-hidden': 'true', text: '–' }), until, customBtn)),
+        chartMsg, chartBox, h('h3', { text: 'Supplies over time' }), supplyBox));
+
+    function drawInfo(d, latest) {
+      const rows = [['Model', [d.manufacturer, d.model].filter(Boolean).join(' ')], ['Serial', d.serial], ['Firmware', d.firmware], ['MAC address', d.mac_address],
+        ['Address', d.ip + (d.hostname ? ' (' + d.hostname + ')' : '')], ['USB port', d.is_usb || d.device_type === 'usb' ? d.port_name || 'USB' : ''],
+        ['Web page', d.web_ui_url], ['First seen', when(d.first_seen)], ['Last seen', when(d.last_seen) + ' (' + ago(d.last_seen) + ')']];
+      identity.replaceChildren(...rows.filter(([, v]) => v).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]));
+      const m = meters(latest);
+      statusBox.replaceChildren(h('p', {}, statusBadges(d)),
+        latest ? h('dl', { class: 'facts' }, h('dt', { text: 'Total' }), h('dd', { id: 'meter-total', text: fmtInt(m.total) }),
+          m.mono !== undefined ? [h('dt', { text: 'Mono' }), h('dd', { text: fmtInt(m.mono) })] : null,
+          m.colour !== undefined ? [h('dt', { text: 'Colour' }), h('dd', { text: fmtInt(m.colour) })] : null,
+          h('dt', { text: 'Read' }), h('dd', { text: when(latest.timestamp) })) : h('p', { class: 'empty', text: 'No readings yet: press Read now.' }),
+        latest ? supplyBars(latest.toner_levels) : null);
+    }
+    drawInfo(dev, profile.latest_metrics);
+    showLocks(dev);
+
+    // Charts: uPlot, one for meters and one for supplies, redrawn on a period change.
+    let charts = [];
+    let period = 'month';
+    let bounds = null;
+    function destroyCharts() { for (const c of charts) c.destroy(); charts = []; }
+    cleanup.push(destroyCharts);
+    async function loadBounds() {
+      bounds = await api('/api/devices/metrics/bounds' + q).catch(() => null);
+      if (bounds) {
+        const d0 = bounds.min_timestamp.slice(0, 10), d1 = new Date().toISOString().slice(0, 10);
+        for (const el of [since, until]) { el.min = d0; el.max = d1; }
+        if (!since.value) { since.value = d0; until.value = d1; }
+      }
+    }
+    async function drawChart(range) {
+      const width = Math.max(280, chartBox.clientWidth || 600);
+      // About a point per 2 px: more would not show. LTTB on the agent keeps the shape.
+      let url = '/api/devices/metrics/history' + q + '&maxPoints=' + Math.max(150, Math.min(600, Math.round(width / 2)));
+      url += range ? '&since=' + encodeURIComponent(range[0]) + '&until=' + encodeURIComponent(range[1]) : '&period=' + period;
+      chartMsg.textContent = 'Loading…';
+      const rows = (await api(url)) || [];
+      rows.sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp));
+      destroyCharts();
+      chartBox.replaceChildren(); supplyBox.replaceChildren();
+      if (!rows.length) {
+        chartMsg.textContent = bounds ? 'No readings in this period: choose a longer one (readings from ' + when(bounds.min_timestamp) + ').' : 'No readings yet: press Read now.';
+        chartBox.dataset.points = '0';
+        return;
+      }
+      chartMsg.textContent = rows.length + ' readings from ' + when(rows[0].timestamp) + ' to ' + when(rows[rows.length - 1].timestamp) + '.';
+      const xs = rows.map((r) => Date.parse(r.timestamp) / 1000);
+      const ms = rows.map(meters);
+      const series = [['Total', ms.map((m) => m.total ?? null), '#1f5fbf'], ['Mono', ms.map((m) => m.mono ?? null), '#333'], ['Colour', ms.map((m) => m.colour ?? null), '#c2187a']]
+        .filter(([, v]) => v.some((x) => x !== null));
+      const height = window.innerWidth < 640 ? 200 : 260;
+      const fmtAxis = (u, vals) => vals.map((v) => (v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? Math.round(v / 1e3) + 'k' : fmtInt(v)));
+      charts.push(new uPlot({ width, height, series: [{}, ...series.map(([label, , stroke]) => ({ label, stroke, width: 2, spanGaps: true, value: (u, v) => fmtInt(v) }))],
+        axes: [{}, { values: fmtAxis, size: 52 }], cursor: { drag: { x: false } } }, [xs, ...series.map(([, v]) => v)], chartBox));
+      const keys = [...new Set(rows.flatMap((r) => Object.keys(r.toner_levels || {})))];
+      if (keys.length) {
+        charts.push(new uPlot({ width, height: Math.round(height * 0.7), scales: { y: { range: [0, 100] } },
+          series: [{}, ...keys.map((k) => ({ label: k, stroke: supplyColour(k), width: 2, spanGaps: true, value: (u, v) => (v === null ? '' : v + '%') }))],
+          axes: [{}, { values: (u, vals) => vals.map((v) => v + '%'), size: 52 }] }, [xs, ...keys.map((k) => rows.map((r) => (r.toner_levels && typeof r.toner_levels[k] === 'number' ? r.toner_levels[k] : null)))], supplyBox));
+      } else supplyBox.append(h('p', { class: 'muted', text: 'No supply levels in this period.' }));
+      chartBox.dataset.points = String(rows.length);
+      chartBox.dataset.period = range ? 'custom' : period;
+    }
+    function chartError(err) { chartMsg.textContent = 'Could not load the history: ' + err.message; }
+    for (const b of periodBtns) b.onclick = () => {
+      period = b.dataset.period;
+      for (const x of periodBtns) x.setAttribute('aria-pressed', String(x === b));
+      drawChart().catch(chartError);
+    };
+    customBtn.onclick = () => {
+      if (!since.value || !until.value) { chartMsg.textContent = 'Choose both dates.'; return; }
+      for (const x of periodBtns) x.setAttribute('aria-pressed', 'false');
+      const a = new Date(since.value + 'T00:00:00'), b = new Date(until.value + 'T23:59:59.999');
+      drawChart([a.toISOString(), b.toISOString()]).catch(chartError);
+    };
+    let lastWidth = 0;
+    const onResize = () => { const w = chartBox.clientWidth; if (charts.length && Math.abs(w - lastWidth) > 20) { lastWidth = w; for (const c of charts) c.setSize({ width: w, height: c.height }); } };
+    window.addEventListener('resize', onResize);
+    cleanup.push(() => window.removeEventListener('resize', onResize));
+
+    async function reloadInfo() {
+      const p = await api('/api/devices/profile' + q);
+      drawInfo(p.device, p.latest_metrics);
+      showLocks(p.device);
+    }
+    readBtn.onclick = async () => {
+      readBtn.disabled = true; readMsg.textContent = 'Reading the printer…'; readMsg.className = 'muted';
+      try {
+        const snap = await api('/devices/metrics/collect', { serial });
+        readMsg.textContent = 'Read at ' + when(snap.timestamp) + ': ' + fmtInt(meters(snap).total) + ' pages.';
+        await reloadInfo(); await loadBounds(); await drawChart();
+      } catch (err) { readMsg.textContent = 'Not read: ' + err.message; readMsg.className = 'error'; } finally { readBtn.disabled = false; }
+    };
+    delBtn.onclick = () => {
+      const points = bounds ? bounds.points : 0;
+      const dlg = h('dialog', { id: 'confirm-delete', 'aria-labelledby': 'del-title' },
+        h('h2', { id: 'del-title', text: 'Delete ' + (dev.model || serial) + '?' }),
+        h('p', { text: 'This removes the printer and all its history (' + fmtInt(points) + ' stored readings). It cannot be undone. If the printer is still on the network, the next scan finds it again as a new printer.' }));
+      const err = h('p', { class: 'error', role: 'alert' });
+      const yes = h('button', { type: 'button', class: 'danger primary', id: 'confirm-delete-yes', text: 'Delete printer and history' });
+      const no = h('button', { type: 'button', text: 'Cancel', onclick: () => dlg.close() });
+      // Cancel, Escape or a delete that failed: the dialog goes, focus returns to its button.
+      dlg.addEventListener('close', () => { dlg.remove(); if (delBtn.isConnected) delBtn.focus(); });
+      yes.onclick = async () => {
+        yes.disabled = true;
+        try { await api('/devices/delete', { serial }); location.hash = '#/printers'; dlg.close(); } catch (e) { err.textContent = e.message; yes.disabled = false; }
+      };
+      dlg.append(err, h('div', { class: 'toolbar' }, no, yes));
+      document.body.append(dlg);
+      dlg.showModal();
+      no.focus();
+    };
+    cleanup.push(onEvent((name, d) => {
+      if (name === 'device_change' && d.serial === serial && d.change !== 'deleted') scheduleRefresh(() => reloadInfo().catch(() => {}));
+    }));
+    focusHeading();
+    await loadBounds();
+    await drawChart().catch(chartError);
+  }
+
+  // ---- Settings ----------------------------------------------------------------------------------
+  // A field: label, control, hint and the place its error goes. `path` is the settings key the
+  // agent names in its 400 message ("discovery.ranges_text: line 2: ...").
+  function field(path, label, control, hint) {
+    const id = 's-' + path.replace(/[.[\]]/g, '-');
+    control.id = id;
+    control.dataset.path = path;
+    control.setAttribute('aria-describedby', id + '-hint ' + id + '-err');
+    const isCheck = control.type === 'checkbox';
+    return h('div', { class: 'field' },
+      isCheck ? h('label', { class: 'check', for: id }, control, ' ' + label) : [h('label', { for: id, text: label }), control],
+      h('p', { class: 'hint', id: id + '-hint', text: hint || '' }), h('p', { class: 'error', id: id + '-err', 'data-error-for': path }));
+  }
+  // Puts the agent's message under the field it names, or under the form when it names none.
+  function showError(form, message, formMsg, path) {
+    const m = path ? [path, path] : message.match(/^(?:unknown setting )?([a-z_]+(?:\.[a-z_0-9]+)?(?:\[\d+\](?:\.[a-z_]+)?)?)/);
+    let target = null;
+    if (m) for (const el of form.querySelectorAll('[data-error-for]')) if (el.dataset.errorFor === m[1]) target = el;
+    if (target) {
+      target.textContent = message;
+      const input = form.querySelector('[data-path="' + target.dataset.errorFor + '"]');
+      if (input) { input.setAttribute('aria-invalid', 'true'); input.focus(); }
+      formMsg.textContent = 'Not saved: see the field marked above. Nothing was changed.';
+    } else formMsg.textContent = 'Not saved: ' + message + '. Nothing was changed.';
+    formMsg.className = 'error';
+  }
+  function clearErrors(form, formMsg) {
+    for (const el of form.querySelectorAll('[data-error-for]')) el.textContent = '';
+    for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+    formMsg.textContent = ''; formMsg.className = '';
+  }
+  function settingsForm(id, title, fields, collect, after) {
+    const formMsg = h('p', { role: 'status', 'aria-live': 'polite', id: id + '-msg' });
+    const form = h('form', { id, novalidate: true }, h('h2', { text: title }), fields, h('button', { type: 'submit', class: 'primary', text: 'Save', 'aria-label': 'Save the ' + title + ' settings' }), ' ', formMsg);
+    form.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      clearErrors(form, formMsg);
+      let body;
+      try { body = collect(); } catch (err) { showError(form, err.message, formMsg); return; }
+      try {
+        const s = await api('/settings', body);
+        formMsg.textContent = 'Saved.'; formMsg.className = 'okmsg';
+        if (after) after(s);
+      } catch (err) { showError(form, err.message, formMsg); }
+    });
+    return h('section', {}, form);
+  }
+  const lines = (t) => t.split('\n').map((s) => s.trim()).filter(Boolean);
+  const intOf = (el) => (el.value.trim() === '' ? NaN : Number(el.value));
+
+  async function settingsView() {
+    setTitle('Settings');
+    const s = await api('/settings');
+    const d = s.discovery;
+    const inp = (type, value, extra) => h('input', Object.assign({ type, value: value ?? '' }, extra || {}));
+    const chk = (v) => { const c = h('input', { type: 'checkbox' }); c.checked = !!v; return c; };
+
+    // Discovery
+    const subnet = chk(d.subnet_scan), manual = chk(d.manual_ranges), auto = chk(d.auto_discover);
+    const ranges = h('textarea', { rows: 4, spellcheck: 'false' }); ranges.value = d.ranges_text;
+    const interval = inp('number', d.auto_discover_interval_minutes, { min: 5, max: 10080, inputmode: 'numeric' });
+    const allowed = h('textarea', { rows: 2, spellcheck: 'false' }); allowed.value = d.allowed_ranges.join('\n');
+    const timeout = inp('number', d.snmp_timeout_ms, { min: 100, max: 60000, inputmode: 'numeric' });
+    const nothingNote = h('p', { class: 'empty', id: 'settings-no-ranges' });
+    const updateNote = () => { const none = !subnet.checked && !(manual.checked && ranges.value.trim()); nothingNote.hidden = !none; nothingNote.textContent = none ? 'No ranges enabled: turn on subnet scan or add a range, or a scan has nothing to look at.' : ''; };
+    for (const el of [subnet, manual, ranges]) el.addEventListener('input', updateNote);
+    updateNote();
+    const discovery = settingsForm('settings-discovery', 'Discovery', [
+      nothingNote,
+      field('discovery.subnet_scan', "Scan this box's own subnets (each at most a /24)", subnet),
+      field('discovery.manual_ranges', 'Scan the ranges below', manual),
+      field('discovery.ranges_text', 'Ranges', ranges, 'One a line: 192.168.1.0/24, 192.168.1.10-50 or 192.168.1.*'),
+      field('discovery.auto_discover', 'Scan automatically', auto),
+      field('discovery.auto_discover_interval_minutes', 'Every (minutes)', interval, '5 to 10080'),
+      field('discovery.allowed_ranges', 'Allowed ranges', allowed, 'CIDR, one a line. When set, the box never sends a packet outside them. Empty: no limit.'),
+      field('discovery.snmp_timeout_ms', 'SNMP timeout (ms)', timeout, '100 to 60000'),
+    ], () => ({ discovery: { subnet_scan: subnet.checked, manual_ranges: manual.checked, ranges_text: ranges.value, auto_discover: auto.checked,
+      auto_discover_interval_minutes: intOf(interval), allowed_ranges: lines(allowed.value), snmp_timeout_ms: intOf(timeout) } }));
+
+    // SNMP: communities and v3 users (keys are never shown: an empty key keeps the stored one).
+    const sn = s.snmp;
+    const communities = h('textarea', { rows: 2, spellcheck: 'false' }); communities.value = sn.communities.join('\n');
+    const version = h('select', {}, ['v2c', 'v1'].map((v) => h('option', { value: v, text: v, selected: v === sn.version })));
+    const port = inp('number', sn.port, { min: 1, max: 65535, inputmode: 'numeric' });
+    const v3Box = h('div', { id: 'v3-users' });
+    const v3Rows = [];
+    function addV3(u) {
+      const i = v3Rows.length;
+      const row = {
+        user: inp('text', u ? u.user : '', { autocomplete: 'off' }),
+        auth_protocol: h('select', {}, ['SHA', 'MD5', 'none'].map((p) => h('option', { value: p, text: p, selected: u ? u.auth_protocol === p : p === 'SHA' }))),
+        auth_key: inp('password', '', { autocomplete: 'new-password', placeholder: u ? 'unchanged' : '' }),
+        priv_protocol: h('select', {}, ['AES', 'DES', 'none'].map((p) => h('option', { value: p, text: p, selected: u ? u.priv_protocol === p : p === 'AES' }))),
+        priv_key: inp('password', '', { autocomplete: 'new-password', placeholder: u ? 'unchanged' : '' }),
+      };
+      const box = h('fieldset', { class: 'v3' }, h('legend', { text: 'SNMPv3 user ' + (i + 1) }),
+        field('snmp.v3[' + i + '].user', 'User name', row.user),
+        field('snmp.v3[' + i + '].auth_protocol', 'Authentication', row.auth_protocol),
+        field('snmp.v3[' + i + '].auth_key', 'Authentication key', row.auth_key, u ? 'Stored and never shown; leave empty to keep it.' : 'At least 8 characters'),
+        field('snmp.v3[' + i + '].priv_protocol', 'Privacy', row.priv_protocol),
+        field('snmp.v3[' + i + '].priv_key', 'Privacy key', row.priv_key, u ? 'Stored and never shown; leave empty to keep it.' : 'At least 8 characters'),
+        h('button', { type: 'button', text: 'Remove this user', onclick: () => { row.removed = true; box.hidden = true; } }));
+      v3Rows.push(row);
+      v3Box.append(box);
+    }
+    sn.v3.forEach(addV3);
+    // The users sent, in order; the agent names a bad one by its index in that list (snmp.v3[1].user),
+    // which the form's fields are renamed to match before each save.
+    function keptV3() {
+      const kept = v3Rows.filter((r) => !r.removed);
+      kept.forEach((r, i) => {
+        for (const k of ['user', 'auth_protocol', 'auth_key', 'priv_protocol', 'priv_key']) {
+          r[k].dataset.path = 'snmp.v3[' + i + '].' + k;
+          r[k].closest('.field').querySelector('[data-error-for]').dataset.errorFor = 'snmp.v3[' + i + '].' + k;
+        }
+      });
+      return kept;
+    }
+    const snmp = settingsForm('settings-snmp', 'SNMP', [
+      field('snmp.communities', 'Communities (v1/v2c)', communities, 'One a line, tried in order'),
+      field('snmp.version', 'Version', version),
+      field('snmp.port', 'UDP port', port, '161 on real printers'),
+      v3Box, h('p', {}, h('button', { type: 'button', text: 'Add an SNMPv3 user', onclick: () => addV3(null) })),
+    ], () => ({ snmp: { communities: lines(communities.value), version: version.value, port: intOf(port),
+      v3: keptV3().map((r) => ({ user: r.user.value, auth_protocol: r.auth_protocol.value, auth_key: r.auth_key.value, priv_protocol: r.priv_protocol.value, priv_key: r.priv_key.value })) } }),
+    () => { for (const r of v3Rows) { r.auth_key.value = ''; r.priv_key.value = ''; } });
+
+    // Polling
+    const pollEvery = inp('number', s.collection.interval_minutes, { min: 1, max: 1440, inputmode: 'numeric' });
+    const polling = settingsForm('settings-polling', 'Polling', [field('collection.interval_minutes', 'Read saved printers every (minutes)', pollEvery, '1 to 1440')],
+      () => ({ collection: { interval_minutes: intOf(pollEvery) } }));
+
+    // Central server
+    const link = h('div', { id: 'server-link' });
+    function drawLink(l) {
+      const text = { off: 'Not linked: no server address set.', registering: 'Enrolling with the server…', rejected: 'The server refused the enrollment token.', online: 'Online.', offline: 'Registered, the server is not reachable now (uploads wait).' }[l.state] || l.state;
+      link.replaceChildren(h('p', {}, h('span', { class: 'badge' + (l.state === 'online' ? ' ok' : l.state === 'rejected' ? ' bad' : ''), text: l.state }), ' ', text),
+        h('dl', { class: 'facts' }, h('dt', { text: 'Box id' }), h('dd', { text: l.agent_id }),
+          h('dt', { text: 'Waiting to upload' }), h('dd', { text: fmtInt(l.backlog) + ' readings' }),
+          l.last_heartbeat_at ? [h('dt', { text: 'Last heartbeat' }), h('dd', { text: when(l.last_heartbeat_at) })] : null,
+          l.last_upload_at ? [h('dt', { text: 'Last upload' }), h('dd', { text: when(l.last_upload_at) })] : null,
+          l.last_error ? [h('dt', { text: 'Last error' }), h('dd', { class: 'error', text: l.last_error })] : null));
+    }
+    drawLink(s.server.link);
+    const url = inp('url', s.server.url, { placeholder: 'https://server.example', autocomplete: 'off' });
+    const token = inp('password', '', { autocomplete: 'off', placeholder: 'unchanged' });
+    const server = settingsForm('settings-server', 'Central server', [link,
+      field('server.url', 'Server address', url, 'Empty: this box works alone.'),
+      field('server.enrollment_token', 'Enrollment token', token, 'The join token the server issued. Never shown again; leave empty to keep it.')],
+    () => ({ server: { url: url.value.trim(), enrollment_token: token.value } }), (st) => { token.value = ''; drawLink(st.server.link); });
+
+    // Log level
+    const level = h('select', {}, ['debug', 'info', 'warn', 'error'].map((v) => h('option', { value: v, text: v, selected: v === s.log.level })));
+    const logForm = settingsForm('settings-log', 'Logging', [field('log.level', 'Log level', level, 'Applied at once. debug is verbose.')], () => ({ log: { level: level.value } }));
+
+    // Data card
+    const storage = h('section', { id: 'storage-state' });
+    function drawStorage(st) {
+      if (!st) { storage.replaceChildren(h('h2', { text: 'Data card' }), h('p', { class: 'muted', text: 'No state reported.' })); return; }
+      storage.replaceChildren(h('h2', { text: 'Data card' }), h('p', {}, h('span', { class: 'badge' + (st.state === 'ok' ? ' ok' : ' bad'), text: st.state }), ' ', STORAGE_TEXT[st.state] || 'Writes work.'),
+        h('dl', { class: 'facts' }, h('dt', { text: 'Free' }), h('dd', { text: st.free_bytes === null ? 'unknown' : (st.free_bytes / 1048576).toFixed(0) + ' MiB' }),
+          h('dt', { text: 'Reserve' }), h('dd', { text: (st.reserve_bytes / 1048576).toFixed(0) + ' MiB' }),
+          st.pending_readings ? [h('dt', { text: 'Kept in memory' }), h('dd', { text: fmtInt(st.pending_readings) + ' readings' })] : null,
+          st.error ? [h('dt', { text: 'Error' }), h('dd', { class: 'error', text: st.error })] : null));
+    }
+    drawStorage(s.storage);
+
+    // Account (password mode): the agent says when there is no signed-in user.
+    const cur = inp('password', '', { autocomplete: 'current-password' });
+    const next = inp('password', '', { autocomplete: 'new-password', minlength: 8 });
+    const accMsg = h('p', { role: 'status', 'aria-live': 'polite' });
+    const account = h('form', { id: 'settings-account', novalidate: true }, h('h2', { text: 'Account' }),
+      field('current_password', 'Current password', cur), field('new_password', 'New password', next, 'At least 8 characters. Your other sessions are signed out.'),
+      h('button', { type: 'submit', class: 'primary', text: 'Change password' }), ' ', accMsg);
+    account.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      clearErrors(account, accMsg);
+      try {
+        await api('/api/v1/auth/password', { current_password: cur.value, new_password: next.value });
+        cur.value = ''; next.value = '';
+        accMsg.textContent = 'Password changed.'; accMsg.className = 'okmsg';
+      } catch (err) {
+        const target = /current_password/.test(err.message) ? 'current_password' : /new_password|at least/.test(err.message) ? 'new_password' : null;
+        if (target) showError(account, err.message, accMsg, target); else { accMsg.textContent = err.message; accMsg.className = 'error'; }
+      }
+    });
+
+    const backup = h('section', { id: 'backup' }, h('h2', { text: 'Backup' }),
+      h('p', {}, 'Backups are made on the box itself: ', h('code', { text: 'printbox-agent export > backup.ndjson' }), ' and restored with ', h('code', { text: 'printbox-agent import backup.ndjson' }), '.'),
+      h('p', { class: 'muted', text: 'The agent has no backup download over the network yet.' }));
+
+    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, h('section', {}, account), backup);
+    cleanup.push(onEvent((name, data) => {
+      if (name === 'server_status') drawLink(data);
+      if (name === 'storage_status') drawStorage(data);
+    }));
+  }
+
+  // ---- Logs ----------------------------------------------------------------------------------------
+  async function logsView() {
+    setTitle('Logs');
+    const level = h('select', { id: 'log-level' }, ['debug', 'info', 'warn', 'error'].map((v) => h('option', { value: v, text: v, selected: v === 'info' })));
+    const tail = h('select', { id: 'log-tail' }, [50, 200, 1000, 2000].map((v) => h('option', { value: v, text: v + ' newest', selected: v === 200 })));
+    const follow = h('input', { type: 'checkbox', id: 'log-follow' });
+    const out = h('div', { class: 'logs', id: 'log-lines', role: 'log', 'aria-live': 'off', tabindex: '0', 'aria-label': 'Log records' });
+    const msg = h('p', { class: 'error', role: 'alert' });
+    view().replaceChildren(h('section', {}, h('h2', { text: 'Logs' }),
+      h('div', { class: 'toolbar' }, h('label', { for: 'log-level', text: 'Level at least' }), level, h('label', { for: 'log-tail', text: 'Show' }), tail,
+        h('label', { for: 'log-follow' }, follow, ' Follow'), h('a', { class: 'button', href: '/logfile', download: 'printbox-agent.log', text: 'Download' })), msg, out));
+    async function load() {
+      const recs = await api('/logs?level=' + level.value + '&tail=' + tail.value);
+      msg.textContent = '';
+      if (!recs.length) { out.replaceChildren(h('span', { text: 'No records at this level. Choose a lower level to see more.' })); return; }
+      const atEnd = out.scrollTop + out.clientHeight >= out.scrollHeight - 8;
+      out.replaceChildren(...recs.map((r) => {
+        const { level: lv, time, msg: m, previous_run, ...rest } = r;
+        const extra = Object.keys(rest).length ? ' ' + JSON.stringify(rest) : '';
+        return h('div', { class: 'l-' + lv }, (previous_run ? '[previous run] ' : '') + time + ' ' + lv.toUpperCase() + ' ' + (m || '') + extra);
+      }));
+      if (atEnd || follow.checked) out.scrollTop = out.scrollHeight;
+    }
+    const reload = () => load().catch((err) => { msg.textContent = err.message; });
+    level.onchange = reload; tail.onchange = reload;
+    let timer = null;
+    follow.onchange = () => { clearInterval(timer); timer = follow.checked ? setInterval(reload, 2000) : null; if (follow.checked) reload(); };
+    cleanup.push(() => clearInterval(timer));
+    await load();
+    focusHeading();
+  }
+
+  // ---- Start -------------------------------------------------------------------------------------
+  async function start() {
+    // The skip link moves focus; it must not become a route.
+    $('skip').addEventListener('click', (e) => { e.preventDefault(); view().focus(); });
+    $('logout').onclick = () => fetch('/api/v1/auth/logout', { method: 'POST' }).then(() => location.assign('/login'));
+    openEvents();
+    window.addEventListener('hashchange', () => { navigated = true; route(); });
+    route();
+    const [s, v] = await Promise.all([api('/settings'), api('/api/version')]);
+    showStorage(s.storage);
+    $('version').textContent = 'Agent ' + v.version + ' (' + v.git_commit + ')';
+  }
+  start().catch((err) => { $('status').textContent = err.message; });
+})();

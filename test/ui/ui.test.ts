@@ -1,0 +1,405 @@
+// The technician's web UI (issue 19) in a real browser (Debian's Chromium driven by playwright-core)
+// against a real agent (local mode, allow_local_admin: the loopback browser is the admin) and a
+// simulated printer (snmpsim on 127.0.1.1). Each page's main task at desktop size, the pages again
+// at phone size (360x740, nothing wider than the screen), an axe-core check on each (no serious or
+// critical violation), and no CSP violation anywhere. Screenshots go to the test's temporary
+// directory (PRINTBOX_UI_SHOTS=DIR keeps them there; PRINTBOX_UI_DOCS=1 copies the tour set into
+// docs/ui/). Password-mode sign-in is test/api/login-browser.test.ts.
+import assert from 'node:assert/strict';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { repoRoot, runCli, startAgent, expectJson, type Agent } from '../helpers/agent.js';
+import { DAY, HOUR, bucketStart, device, metrics, ndjson, type MetricsLine } from '../helpers/seed.js';
+import { fixturePath, startSnmpSim, ensureSnmpsim, type SnmpSim } from '../helpers/snmpsim.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const skip = !existsSync(CHROMIUM) ? `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)` : ensureSnmpsim() ?? false;
+if (skip) console.log(`# web UI tests skipped: ${skip}`);
+
+const SIM_ADDRESS = '127.0.1.1';
+const SIM_SERIAL = 'VD21457943'; // test/fixtures/snmp/printmaster/kyocera_p2040.snmprec
+const TWO_YEARS = 'UI-2Y-0001';
+const MONO_COLOUR = 'UI-MC-0002';
+const DISCOVERED = 'UI-DISC-0003';
+const TO_HIDE = 'UI-DISC-0004';
+const PHONE = { width: 360, height: 740 };
+const DESKTOP = { width: 1280, height: 860 };
+
+const shots = process.env.PRINTBOX_UI_SHOTS || mkdtempSync(join(tmpdir(), 'printbox-ui-shots-'));
+mkdirSync(shots, { recursive: true });
+const TOUR = ['printers-desktop', 'printer-desktop', 'discovered-desktop', 'settings-error-desktop', 'logs-desktop', 'printers-phone', 'printer-phone'];
+
+/** Two years of history in every tier: raw (7 days, hourly), hourly (to 30 days, every 3 h), daily, monthly. */
+function twoYears(serial: string, now: number): MetricsLine[] {
+  const rows: MetricsLine[] = [];
+  const pages = (t: number) => Math.round(200_000 - (now - t) / HOUR * 4);
+  const toner = (t: number) => ({ black: 10 + Math.round(((now - t) / DAY) % 90), cyan: 60, magenta: 12, yellow: 80 });
+  const add = (tier: 'raw' | 'hourly' | 'daily' | 'monthly', t: number) => rows.push(metrics(serial, tier, tier === 'raw' ? t : bucketStart(tier, t), { page_count: pages(t), mono_pages: Math.round(pages(t) * 0.7), color_pages: pages(t) - Math.round(pages(t) * 0.7), toner_levels: toner(t) }));
+  for (let t = now - 7 * DAY + HOUR; t <= now - 5 * 60_000; t += HOUR) add('raw', t);
+  for (let t = now - 30 * DAY; t < now - 7 * DAY; t += 3 * HOUR) add('hourly', t);
+  for (let t = now - 365 * DAY; t < now - 30 * DAY; t += DAY) add('daily', t);
+  for (let t = now - 730 * DAY; t < now - 365 * DAY; t += 30 * DAY) add('monthly', t);
+  return rows;
+}
+
+let agent: Agent;
+let sim: SnmpSim;
+let browser: import('playwright-core').Browser;
+let desktop: import('playwright-core').Page;
+let phone: import('playwright-core').Page;
+let base: string;
+const cspViolations: string[] = [];
+const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
+
+const post = (path: string, body: unknown) =>
+  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
+
+before(async () => {
+  if (skip) return;
+  const now = Date.now();
+  sim = await startSnmpSim({ endpoints: [{ address: SIM_ADDRESS, recording: fixturePath('printmaster/kyocera_p2040.snmprec') }] });
+  agent = await startAgent({
+    seed: ndjson([
+      device(TWO_YEARS, { ip: '127.0.1.60', is_saved: true, manufacturer: 'Kyocera', model: 'TASKalfa 2554ci', firmware: '2XN_S000.002.301', mac_address: '00:17:c8:aa:bb:cc', location: 'Floor 3', status_messages: ['Paper jam in tray 2'], first_seen: now - 730 * DAY, created_at: now - 730 * DAY }),
+      ...twoYears(TWO_YEARS, now),
+      device(MONO_COLOUR, { ip: '127.0.1.61', is_saved: true, manufacturer: 'HP', model: 'Color LaserJet M555', location: 'Reception' }),
+      metrics(MONO_COLOUR, 'raw', now - HOUR, { mono_pages: 1200, color_pages: 345, toner_levels: { black: 40, cyan: 9, magenta: 55, yellow: 70 } }),
+      device(DISCOVERED, { ip: '127.0.1.62', manufacturer: 'Brother', model: 'HL-L5100DN'}),
+      metrics(DISCOVERED, 'raw', now - HOUR, { page_count: 4321, toner_levels: { black: 66 } }),
+      device(TO_HIDE, { ip: '127.0.1.63', manufacturer: 'Epson', model: 'WF-C5790' }),
+    ]),
+  });
+  // What the simulator needs (its UDP port, a short timeout); no range is enabled yet.
+  expectJson(await post('/settings', { discovery: { allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800 }, snmp: { port: sim.port, communities: ['public'] } }));
+  const { chromium } = await import('playwright-core');
+  // The flags keep Chromium from reaching out to the network; playwright gives it a fresh empty profile.
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  base = `https://127.0.0.1:${agent.httpsPort}`;
+  desktop = await browser.newPage({ ignoreHTTPSErrors: true, viewport: DESKTOP });
+  phone = await browser.newPage({ ignoreHTTPSErrors: true, viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
+  for (const p of [desktop, phone]) {
+    p.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text()); });
+    p.on('pageerror', (e) => cspViolations.push(`page error: ${e.message}`));
+  }
+});
+after(async () => {
+  await browser?.close();
+  await agent?.stop();
+  await sim?.stop();
+  if (!skip) {
+    console.log(`# screenshots: ${shots}`);
+    if (process.env.PRINTBOX_UI_DOCS) {
+      mkdirSync(join(repoRoot, 'docs/ui'), { recursive: true });
+      for (const n of TOUR) if (existsSync(join(shots, `${n}.png`))) copyFileSync(join(shots, `${n}.png`), join(repoRoot, 'docs/ui', `${n}.png`));
+    }
+  }
+});
+
+async function shot(page: import('playwright-core').Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true, scale: 'css' });
+}
+
+/** axe-core in the page: no serious or critical violation. */
+async function accessible(page: import('playwright-core').Page, what: string): Promise<void> {
+  // Evaluated through the DevTools protocol, not a <script>: the page's CSP stays as served.
+  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
+  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { id: string; impact: string; help: string; nodes: string[] }[];
+  const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  assert.deepEqual(bad, [], `${what}: axe violations ${JSON.stringify(bad, null, 1)}`);
+}
+
+/** Nothing wider than the screen (tables become cards on a phone). */
+async function fitsWidth(page: import('playwright-core').Page, what: string): Promise<void> {
+  const [doc, win] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
+  assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window`);
+}
+
+async function go(page: import('playwright-core').Page, hash: string, ready: string): Promise<void> {
+  if (page.url().startsWith(base)) await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
+  else await page.goto(`${base}/${hash}`);
+  await page.waitForSelector(ready);
+}
+
+const settingsNow = async () => {
+  const s = expectJson(await agent.get('/settings')) as Record<string, unknown>;
+  delete s.storage; // measured every minute
+  return s;
+};
+
+test('printers: saved printers with meters (mono + colour when there is no total), supplies, status; search; hide', { skip }, async () => {
+  await go(desktop, '#/printers', `#saved[data-loaded] tr[data-serial="${MONO_COLOUR}"]`);
+  await desktop.waitForSelector('#conn[data-state="live"]');
+  assert.equal(await desktop.textContent('#conn'), 'Live');
+  const mc = desktop.locator(`#saved tr[data-serial="${MONO_COLOUR}"]`);
+  assert.equal(await mc.locator('.meter-total').textContent(), '1,545', 'the total is mono + colour');
+  assert.match((await mc.textContent()) ?? '', /cyan.*9% low/, 'a low supply is marked');
+  const big = desktop.locator(`#saved tr[data-serial="${TWO_YEARS}"]`);
+  assert.match((await big.textContent()) ?? '', /Paper jam in tray 2/);
+  // Keyboard: the first Tab reaches the skip link, which moves focus to the page without leaving it.
+  await desktop.reload();
+  await desktop.waitForSelector(`#saved[data-loaded] tr[data-serial="${MONO_COLOUR}"]`);
+  await desktop.keyboard.press('Tab');
+  assert.equal(await desktop.evaluate('document.activeElement.id'), 'skip');
+  await desktop.keyboard.press('Enter');
+  assert.equal(await desktop.evaluate('document.activeElement.id'), 'view');
+  assert.equal(new URL(desktop.url()).hash, '#/printers');
+  await accessible(desktop, 'printers');
+  await shot(desktop, 'printers-desktop');
+
+  await desktop.fill('#printer-search', 'reception');
+  await desktop.waitForSelector(`#saved tr[data-serial="${TWO_YEARS}"]`, { state: 'detached' });
+  assert.equal(await desktop.locator('#saved tbody tr').count(), 1);
+  await desktop.fill('#printer-search', '');
+  await desktop.click(`button[data-hide="${MONO_COLOUR}"]`);
+  await desktop.waitForSelector(`#saved tr[data-serial="${MONO_COLOUR}"]`, { state: 'detached' });
+  assert.equal((expectJson(await agent.get(`/api/devices/profile?serial=${MONO_COLOUR}`)) as any).device.visible, false);
+  await desktop.selectOption('#printer-filter', 'hidden');
+  await desktop.click(`button[data-hide="${MONO_COLOUR}"]`); // "Show" again
+  await desktop.waitForSelector(`#saved tr[data-serial="${MONO_COLOUR}"]`, { state: 'detached' });
+  assert.equal((expectJson(await agent.get(`/api/devices/profile?serial=${MONO_COLOUR}`)) as any).device.visible, true);
+  await desktop.selectOption('#printer-filter', 'visible');
+
+  await go(phone, '#/printers', `#saved[data-loaded] tr[data-serial="${MONO_COLOUR}"]`);
+  await fitsWidth(phone, 'printers (phone)');
+  await accessible(phone, 'printers (phone)');
+  await shot(phone, 'printers-phone');
+});
+
+test('discovered: no range enabled says so, a scan with nothing to scan says why; save and hide', { skip }, async () => {
+  await go(desktop, '#/discovered', `#discovered tr[data-serial="${DISCOVERED}"]`);
+  assert.match((await desktop.textContent('#no-ranges')) ?? '', /No ranges enabled: turn on subnet scan or add a range/);
+  await desktop.click('#scan');
+  await desktop.waitForFunction(() => /Scan done/.test(document.getElementById('scan-state')?.textContent ?? ''));
+  assert.match((await desktop.textContent('#scan-state')) ?? '', /Scan done: 0 found \(nothing was enabled to scan/);
+  assert.match((await desktop.textContent(`#discovered tr[data-serial="${DISCOVERED}"]`)) ?? '', /imported/, 'why it is listed');
+  await accessible(desktop, 'discovered');
+  await go(phone, '#/discovered', `#discovered tr[data-serial="${DISCOVERED}"]`);
+  await fitsWidth(phone, 'discovered (phone)');
+  await accessible(phone, 'discovered (phone)');
+  await shot(phone, 'discovered-phone');
+
+  await desktop.click(`button[data-save="${DISCOVERED}"]`);
+  await desktop.waitForSelector(`#discovered tr[data-serial="${DISCOVERED}"]`, { state: 'detached' });
+  assert.equal((expectJson(await agent.get(`/api/devices/profile?serial=${DISCOVERED}`)) as any).device.is_saved, true);
+  await desktop.click(`button[data-hide="${TO_HIDE}"]`);
+  await desktop.waitForSelector(`#discovered tr[data-serial="${TO_HIDE}"]`, { state: 'detached' });
+  const hidden = (expectJson(await agent.get(`/api/devices/profile?serial=${TO_HIDE}`)) as any).device;
+  assert.equal(hidden.visible, false);
+  assert.equal(hidden.is_saved, false);
+});
+
+test('settings: errors under their fields and nothing changes (ranges, polling, SNMPv3 key, server URL); good values saved; secrets never come back', { skip }, async () => {
+  const before = await settingsNow();
+  await go(desktop, '#/settings', '#s-discovery-ranges_text');
+  assert.match((await desktop.textContent('#settings-no-ranges')) ?? '', /No ranges enabled/);
+  assert.equal(await desktop.inputValue('#s-server-enrollment_token'), '', 'no secret in the page');
+  await desktop.check('#s-discovery-manual_ranges');
+  await desktop.fill('#s-discovery-ranges_text', `${SIM_ADDRESS}\n127.0.0.0/8`);
+  await desktop.click('#settings-discovery button[type=submit]');
+  await desktop.waitForFunction(() => (document.getElementById('s-discovery-ranges_text-err')?.textContent ?? '') !== '');
+  assert.match((await desktop.textContent('#s-discovery-ranges_text-err')) ?? '', /^discovery\.ranges_text: line 2: /);
+  assert.equal(await desktop.getAttribute('#s-discovery-ranges_text', 'aria-invalid'), 'true');
+  assert.match((await desktop.textContent('#settings-discovery-msg')) ?? '', /Nothing was changed/);
+  assert.deepEqual(await settingsNow(), before, 'nothing changed');
+  // A bad polling interval: its error under its own field, in its own form.
+  await desktop.fill('#s-collection-interval_minutes', '0');
+  await desktop.click('#settings-polling button[type=submit]');
+  await desktop.waitForFunction(() => (document.getElementById('s-collection-interval_minutes-err')?.textContent ?? '') !== '');
+  assert.match((await desktop.textContent('#s-collection-interval_minutes-err')) ?? '', /collection\.interval_minutes must be an integer from 1 to 1440/);
+  await accessible(desktop, 'settings with errors');
+  await shot(desktop, 'settings-error-desktop');
+  assert.deepEqual(await settingsNow(), before, 'nothing changed');
+
+  await desktop.fill('#s-discovery-ranges_text', `${SIM_ADDRESS}-2`);
+  await desktop.click('#settings-discovery button[type=submit]');
+  await desktop.waitForFunction(() => document.getElementById('settings-discovery-msg')?.textContent === 'Saved.');
+  const after = (await settingsNow()) as any;
+  assert.equal(after.discovery.ranges_text, `${SIM_ADDRESS}-2`);
+  assert.equal(after.discovery.manual_ranges, true);
+  assert.equal(after.snmp.port, sim.port, 'other sections untouched');
+  assert.equal(await desktop.isHidden('#settings-no-ranges'), true);
+
+  // An SNMPv3 user: its keys are stored and never come back to the page.
+  await desktop.click('button:text("Add an SNMPv3 user")');
+  await desktop.fill('#s-snmp-v3-0--user', 'tech');
+  await desktop.fill('#s-snmp-v3-0--auth_key', 'short');
+  await desktop.fill('#s-snmp-v3-0--priv_key', 'privsecret');
+  await desktop.click('#settings-snmp button[type=submit]');
+  await desktop.waitForFunction(() => (document.getElementById('s-snmp-v3-0--auth_key-err')?.textContent ?? '') !== '');
+  assert.match((await desktop.textContent('#s-snmp-v3-0--auth_key-err')) ?? '', /snmp\.v3\[0\]\.auth_key must have at least 8 characters/);
+  await desktop.fill('#s-snmp-v3-0--auth_key', 'authsecret');
+  await desktop.click('#settings-snmp button[type=submit]');
+  await desktop.waitForFunction(() => document.getElementById('settings-snmp-msg')?.textContent === 'Saved.');
+  assert.equal(await desktop.inputValue('#s-snmp-v3-0--auth_key'), '', 'the key is not kept in the page');
+  assert.equal(((await settingsNow()) as any).snmp.v3[0].user, 'tech');
+  await go(desktop, '#/printers', '#saved');
+  await go(desktop, '#/settings', '#s-snmp-v3-0--auth_key');
+  assert.equal(await desktop.inputValue('#s-snmp-v3-0--auth_key'), '', 'never echoed back');
+  assert.doesNotMatch(await desktop.content(), /authsecret|privsecret/);
+  expectJson(await post('/settings', { snmp: { v3: [] } })); // the simulator speaks v2c only: keep the scan below short
+
+  // The central server: a bad address under its field; a good one (a closed loopback port) starts
+  // the enrollment, and the link's state follows live (server_status); the token never comes back.
+  await desktop.fill('#s-server-url', 'ftp://127.0.0.1/');
+  await desktop.click('#settings-server button[type=submit]');
+  await desktop.waitForFunction(() => (document.getElementById('s-server-url-err')?.textContent ?? '') !== '');
+  assert.equal(await desktop.textContent('#s-server-url-err'), 'server.url must be an http:// or https:// URL');
+  assert.match((await desktop.textContent('#server-link')) ?? '', /off/);
+  await desktop.fill('#s-server-url', 'https://127.0.0.1:9');
+  await desktop.fill('#s-server-enrollment_token', 'join-secret-123');
+  await desktop.click('#settings-server button[type=submit]');
+  await desktop.waitForFunction(() => !/^off/.test(document.querySelector('#server-link .badge')?.textContent ?? 'off'));
+  assert.equal(await desktop.inputValue('#s-server-enrollment_token'), '');
+  assert.doesNotMatch(await desktop.content(), /join-secret-123/);
+  expectJson(await post('/settings', { server: { url: '' } }));
+  await desktop.waitForFunction(() => /^off/.test(document.querySelector('#server-link .badge')?.textContent ?? ''));
+
+  await go(phone, '#/settings', '#s-discovery-ranges_text');
+  await fitsWidth(phone, 'settings (phone)');
+  await accessible(phone, 'settings (phone)');
+  await shot(phone, 'settings-phone');
+});
+
+test('live update: a scan shows its progress and the printer it finds without a reload', { skip }, async () => {
+  await go(desktop, '#/discovered', '#scan');
+  // Every text the scan line shows, as it changes.
+  await desktop.evaluate(`{ const el = document.getElementById('scan-state'); window.__scanTexts = []; new MutationObserver(() => window.__scanTexts.push(el.textContent)).observe(el, { childList: true, characterData: true, subtree: true }); }`);
+  await desktop.click('#scan');
+  await desktop.waitForSelector(`#discovered tr[data-serial="${SIM_SERIAL}"]`, { timeout: 30_000 });
+  await desktop.waitForFunction(() => /Scan done: 1 found/.test(document.getElementById('scan-state')?.textContent ?? ''));
+  assert.match((await desktop.textContent(`#discovered tr[data-serial="${SIM_SERIAL}"]`)) ?? '', /network scan/, 'why it is listed');
+  await shot(desktop, 'discovered-desktop');
+  const texts = (await desktop.evaluate('window.__scanTexts')) as string[];
+  assert.ok(texts.some((t) => /^Scanning: \d+ of 2 addresses/.test(t)), `progress shown: ${JSON.stringify(texts)}`);
+  assert.match((await desktop.textContent('#status')) ?? '', /Scan done: 1 found/, 'the header line too');
+  await desktop.click('#save-all');
+  await desktop.waitForSelector(`#discovered tr[data-serial="${SIM_SERIAL}"]`, { state: 'detached' });
+  assert.equal((expectJson(await agent.get(`/api/devices/profile?serial=${SIM_SERIAL}`)) as any).device.is_saved, true);
+});
+
+test('printer page: identity, edit with the lock rule, chart period switch and custom range, read now, delete', { skip }, async () => {
+  await go(desktop, '#/printers', `#saved[data-loaded] tr[data-serial="${TWO_YEARS}"]`);
+  await desktop.click(`#saved tr[data-serial="${TWO_YEARS}"] a`);
+  await desktop.waitForSelector('#meter-chart[data-period="month"] canvas');
+  assert.match((await desktop.textContent('#identity')) ?? '', /2XN_S000\.002\.301.*00:17:c8:aa:bb:cc/s);
+  const monthPoints = Number(await desktop.getAttribute('#meter-chart', 'data-points'));
+  assert.ok(monthPoints > 50, `month: ${monthPoints} points`);
+  await desktop.click('button[data-period="year"]');
+  await desktop.waitForSelector('#meter-chart[data-period="year"] canvas');
+  const yearPoints = Number(await desktop.getAttribute('#meter-chart', 'data-points'));
+  assert.ok(yearPoints > 300, `year: ${yearPoints} points`);
+  assert.equal(await desktop.getAttribute('button[data-period="year"]', 'aria-pressed'), 'true');
+  assert.equal(await desktop.locator('#supply-chart canvas').count(), 1, 'supplies over time');
+  // A custom range from the bounds: the first year only.
+  const min = await desktop.getAttribute('#since', 'min');
+  assert.ok(min && Date.now() - Date.parse(min) > 700 * DAY, `bounds start ${min}`);
+  await desktop.fill('#since', min!);
+  await desktop.fill('#until', new Date(Date.parse(min!) + 200 * DAY).toISOString().slice(0, 10));
+  await desktop.click('#custom-go');
+  await desktop.waitForSelector('#meter-chart[data-period="custom"] canvas');
+  assert.ok(Number(await desktop.getAttribute('#meter-chart', 'data-points')) >= 5);
+
+  // Edit: the asset number is kept from then on (locked_fields).
+  await desktop.fill('#f-asset_number', 'A-7731');
+  await desktop.fill('#f-location', 'Floor 3, copy room');
+  await desktop.click('#edit button[type=submit]');
+  await desktop.waitForFunction(() => document.querySelector('#edit [role=status]')?.textContent === 'Saved.');
+  const dev = (expectJson(await agent.get(`/api/devices/profile?serial=${TWO_YEARS}`)) as any).device;
+  assert.equal(dev.asset_number, 'A-7731');
+  assert.equal(dev.location, 'Floor 3, copy room');
+  assert.deepEqual(dev.locked_fields.map((l: any) => l.field).sort(), ['asset_number', 'location']);
+  assert.match((await desktop.textContent('#f-asset_number-lock')) ?? '', /Set by a person/);
+  await accessible(desktop, 'printer page');
+  await shot(desktop, 'printer-desktop');
+  await go(phone, `#/printer/${TWO_YEARS}`, '#meter-chart canvas');
+  await fitsWidth(phone, 'printer page (phone)');
+  await accessible(phone, 'printer page (phone)');
+  await shot(phone, 'printer-phone');
+
+  // Read now: the simulated printer answers.
+  await go(desktop, `#/printer/${SIM_SERIAL}`, '#read-now');
+  await desktop.click('#read-now');
+  await desktop.waitForFunction(() => /^Read at /.test(document.querySelector('#read-now')?.closest('section')?.querySelector('[role=status]')?.textContent ?? ''));
+  assert.equal(await desktop.textContent('#meter-total'), '7,432');
+
+  // Delete, with a confirmation that says the history goes too; Cancel first.
+  await go(desktop, `#/printer/${TWO_YEARS}`, '#meter-chart canvas');
+  await desktop.click('#delete');
+  await desktop.waitForSelector('#confirm-delete[open]');
+  assert.match((await desktop.textContent('#confirm-delete')) ?? '', /all its history/);
+  await accessible(desktop, 'delete confirmation');
+  await desktop.click('#confirm-delete button:text("Cancel")');
+  await desktop.waitForSelector('#confirm-delete', { state: 'detached' });
+  assert.equal(await desktop.evaluate('document.activeElement.id'), 'delete', 'focus back on Delete');
+  await desktop.click('#delete');
+  await desktop.keyboard.press('Escape');
+  await desktop.waitForSelector('#confirm-delete', { state: 'detached' });
+  assert.equal((await agent.get(`/api/devices/profile?serial=${TWO_YEARS}`)).status, 200, 'cancel keeps it');
+  await desktop.click('#delete');
+  await desktop.click('#confirm-delete-yes');
+  await desktop.waitForSelector('#saved');
+  assert.equal(new URL(desktop.url()).hash, '#/printers');
+  assert.equal((await agent.get(`/api/devices/profile?serial=${TWO_YEARS}`)).status, 404);
+  assert.equal((await agent.get(`/api/devices/metrics/bounds?serial=${TWO_YEARS}`)).status, 404, 'history gone');
+});
+
+test('logs: level filter, download link', { skip }, async () => {
+  await go(desktop, '#/logs', '#log-lines');
+  await desktop.selectOption('#log-level', 'debug');
+  await desktop.waitForFunction(() => (document.getElementById('log-lines')?.children.length ?? 0) > 0);
+  await desktop.selectOption('#log-level', 'error');
+  await desktop.waitForFunction(() => /No records at this level|ERROR/.test(document.getElementById('log-lines')?.textContent ?? ''));
+  assert.equal(await desktop.getAttribute('a[href="/logfile"]', 'download'), 'printbox-agent.log');
+  await desktop.check('#log-follow');
+  await accessible(desktop, 'logs');
+  await desktop.selectOption('#log-level', 'info');
+  await shot(desktop, 'logs-desktop');
+  await go(phone, '#/logs', '#log-lines');
+  await fitsWidth(phone, 'logs (phone)');
+  assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
+});
+
+test('connection state: the header says when the event stream is lost and when it is back', { skip }, async () => {
+  await go(desktop, '#/printers', '#saved[data-loaded]');
+  await desktop.waitForSelector('#conn[data-state="live"]');
+  const restarted = agent.restart();
+  await desktop.waitForSelector('#conn[data-state="connecting"]', { timeout: 15_000 });
+  assert.equal(await desktop.textContent('#conn'), 'Reconnecting…');
+  await restarted;
+  await desktop.waitForSelector('#conn[data-state="live"]', { timeout: 20_000 });
+});
+
+test('account: in password mode, a wrong current password is shown under its field; the right one changes it', { skip }, async () => {
+  const pw = await startAgent({ authMode: 'password', allowLocalAdmin: false });
+  try {
+    const made = await runCli(['passwd', 'tech'], { configPath: pw.configPath, input: 'first password\n' });
+    assert.equal(made.code, 0, made.stderr);
+    const ctx = await browser.newContext({ ignoreHTTPSErrors: true, viewport: PHONE, isMobile: true, hasTouch: true });
+    const page = await ctx.newPage();
+    const pwBase = `https://127.0.0.1:${pw.httpsPort}`;
+    await page.goto(`${pwBase}/#/settings`);
+    await page.fill('input[name=username]', 'tech');
+    await page.fill('input[name=password]', 'first password');
+    await Promise.all([page.waitForURL(`${pwBase}/`), page.click('button')]);
+    await page.evaluate(`location.hash = '#/settings'`);
+    await page.waitForSelector('#s-current_password');
+    await page.fill('#s-current_password', 'not it');
+    await page.fill('#s-new_password', 'second password');
+    await page.click('#settings-account button[type=submit]');
+    await page.waitForFunction(() => (document.getElementById('s-current_password-err')?.textContent ?? '') !== '');
+    assert.equal(await page.textContent('#s-current_password-err'), 'current_password is wrong');
+    await page.fill('#s-current_password', 'first password');
+    await page.click('#settings-account button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#settings-account [role=status]')?.textContent === 'Password changed.');
+    const login = (password: string) => pw.request('/api/v1/auth/login', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'tech', password }) });
+    assert.equal((await login('second password')).status, 200);
+    await ctx.close();
+  } finally {
+    await pw.stop();
+  }
+});
