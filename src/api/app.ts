@@ -19,6 +19,7 @@ import * as eventRoutes from './routes/events.js';
 import * as logRoutes from './routes/logs.js';
 import * as uiRoutes from './routes/ui.js';
 import * as openapiRoutes from './routes/openapi.js';
+import * as backupRoutes from './routes/backup.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -34,6 +35,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   logRoutes,
   uiRoutes,
   openapiRoutes,
+  backupRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

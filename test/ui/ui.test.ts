@@ -364,6 +364,25 @@ test('logs: level filter, download link', { skip }, async () => {
   assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
 });
 
+test('backup: the download is a complete backup; a damaged file is refused with the agent\'s reason and changes nothing; the real file restores', { skip }, async () => {
+  await go(desktop, '#/settings', '#backup');
+  const [download] = await Promise.all([desktop.waitForEvent('download'), desktop.click('#backup-download')]);
+  const file = await download.path();
+  const text = readFileSync(file, 'utf8');
+  assert.match(download.suggestedFilename(), /^printbox-backup-.*\.ndjson$/);
+  assert.equal(JSON.parse(text.trim().split('\n').at(-1)!).kind, 'trailer', 'the download ends with its trailer');
+  const before = (await agent.get('/devices/list')).body;
+  const cut = text.split('\n').slice(0, 2).join('\n') + '\n';
+  await desktop.setInputFiles('#restore input[type=file]', { name: 'cut.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(cut) });
+  await desktop.click('#restore button[type=submit]');
+  await desktop.waitForSelector('#restore p.error:has-text("nothing was restored")');
+  assert.equal((await agent.get('/devices/list')).body, before, 'nothing changed');
+  await desktop.setInputFiles('#restore input[type=file]', { name: 'backup.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(text) });
+  await desktop.click('#restore button[type=submit]');
+  await desktop.waitForSelector('#restore p.okmsg:has-text("Restored")');
+  await accessible(desktop, 'settings with the backup form');
+});
+
 test('connection state: the header says when the event stream is lost and when it is back', { skip }, async () => {
   await go(desktop, '#/printers', '#saved[data-loaded]');
   await desktop.waitForSelector('#conn[data-state="live"]');

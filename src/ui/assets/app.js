@@ -686,9 +686,29 @@
       }
     });
 
+    // Backup: GET /backup downloads everything the box holds; POST /restore reads such a file back,
+    // all or nothing (a cut or changed file is refused, naming the line).
+    const file = h('input', { type: 'file', id: 'restore-file', accept: '.ndjson,application/x-ndjson' });
+    const restoreMsg = h('p', { role: 'status', 'aria-live': 'polite' });
+    const restore = h('form', { id: 'restore', novalidate: true },
+      field('restore-file', 'Restore from a backup file', file, 'Devices and history in the file are added to what the box holds; a damaged or cut file changes nothing.'),
+      h('button', { type: 'submit', text: 'Restore' }), ' ', restoreMsg);
+    restore.addEventListener('submit', async (e) => {
+      e.preventDefault();
+      restoreMsg.textContent = ''; restoreMsg.className = '';
+      if (!file.files || !file.files[0]) { restoreMsg.textContent = 'Choose a backup file first.'; restoreMsg.className = 'error'; return; }
+      try {
+        const r = await fetch('/restore', { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/x-ndjson' }, body: file.files[0] });
+        const text = await r.text();
+        if (!r.ok) throw new Error(text.trim() || r.statusText);
+        const got = JSON.parse(text);
+        restoreMsg.textContent = 'Restored ' + fmtInt(got.devices) + ' printers and ' + fmtInt(got.metrics) + ' meter rows' + (got.skipped ? ' (' + fmtInt(got.skipped) + ' already here)' : '') + '.' + (got.warning ? ' Note: ' + got.warning : '');
+        restoreMsg.className = 'okmsg';
+      } catch (err) { restoreMsg.textContent = err.message; restoreMsg.className = 'error'; }
+    });
     const backup = h('section', { id: 'backup' }, h('h2', { text: 'Backup' }),
-      h('p', {}, 'Backups are made on the box itself: ', h('code', { text: 'printbox-agent export > backup.ndjson' }), ' and restored with ', h('code', { text: 'printbox-agent import backup.ndjson' }), '.'),
-      h('p', { class: 'muted', text: 'The agent has no backup download over the network yet.' }));
+      h('p', {}, h('a', { href: '/backup', download: '', id: 'backup-download', text: 'Download a backup' }), ' of every printer and its whole meter history.'),
+      restore);
 
     view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, h('section', {}, account), backup);
     cleanup.push(onEvent((name, data) => {
