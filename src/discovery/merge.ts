@@ -10,6 +10,8 @@ export interface Observation {
   scanId?: number;
   fields: Partial<Pick<Device, 'manufacturer' | 'model' | 'hostname' | 'firmware' | 'mac_address' | 'subnet_mask' | 'gateway' | 'location' | 'description' | 'web_ui_url' | 'consumables' | 'status_messages' | 'dns_servers' | 'dhcp_server'>>;
   printerInfo: Record<string, unknown>;
+  /** How a scan came to this address (subnet scan, manual range); none for a poll. */
+  discoveryMethods?: string[];
 }
 
 const PERSON_FIELDS = new Set(['asset_number', 'location', 'description']);
@@ -46,7 +48,11 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
   d.source_type = existing?.source_type === 'import' || !existing ? 'snmp' : existing.source_type;
   d.device_type ||= 'network';
   if (o.scanId !== undefined) d.last_scan_id = o.scanId;
-  d.printer_info = o.printerInfo;
+  // Why the printer is listed accumulates: a poll or a later scan of another kind keeps what
+  // earlier scans found (the printer information is otherwise replaced by each read).
+  const before = existing?.printer_info?.discovery_methods;
+  const methods = [...new Set([...(Array.isArray(before) ? (before as string[]) : []), ...(o.discoveryMethods ?? [])])].sort();
+  d.printer_info = methods.length ? { ...o.printerInfo, discovery_methods: methods } : o.printerInfo;
   return d;
 }
 

@@ -45,13 +45,22 @@ export function credentialsOf(s: Settings): SnmpCredential[] {
   return [...v3, ...communities];
 }
 
-/** The addresses a scan covers: the box's own subnets and/or the configured ranges. */
-export function scanTargets(s: Settings): string[] {
-  const targets = new Set<string>();
+/** Why an address is scanned: PrinterInfo.discovery_methods of what answers there. */
+export type DiscoveryMethod = 'subnet_scan' | 'manual_range';
+
+/** The addresses a scan covers (the box's own subnets and/or the configured ranges), each with why. */
+export function scanTargetMethods(s: Settings): Map<string, DiscoveryMethod[]> {
+  const targets = new Map<string, DiscoveryMethod[]>();
+  const add = (a: string, m: DiscoveryMethod) => targets.set(a, [...(targets.get(a) ?? []), m]);
   // Never beyond the box's own /24s (decisions.md): a wider subnet is scanned only around the box.
-  if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampPrefix: 24 })) targets.add(a);
-  if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) targets.add(a);
-  return [...targets];
+  if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampPrefix: 24 })) add(a, 'subnet_scan');
+  if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) add(a, 'manual_range');
+  return targets;
+}
+
+/** The addresses a scan covers. */
+export function scanTargets(s: Settings): string[] {
+  return [...scanTargetMethods(s).keys()];
 }
 
 /**
@@ -135,7 +144,8 @@ export class DiscoveryService {
     const s = settings.get();
     const publish = () => events.emit('discovery_update', { ...state });
     try {
-      const targets = s.discovery.enable_snmp ? scanTargets(s) : [];
+      const methods = s.discovery.enable_snmp ? scanTargetMethods(s) : new Map<string, DiscoveryMethod[]>();
+      const targets = [...methods.keys()];
       state.total = targets.length;
       publish();
       log.info({ scan_id: state.scan_id, targets: targets.length }, 'discovery started');
@@ -158,7 +168,7 @@ export class DiscoveryService {
           }
         },
         onHost: (host) => {
-          if (this.record(host, state.scan_id)) state.found++;
+          if (this.record(host, state.scan_id, methods.get(host.address))) state.found++;
         },
       });
       state.scanned = result.scanned;
@@ -179,11 +189,12 @@ export class DiscoveryService {
   }
 
   /** Stores what one host answered; returns the device serial, or undefined when unusable. */
-  private record(host: HostReadResult, scanId?: number): string | undefined {
+  private record(host: HostReadResult, scanId?: number, methods?: DiscoveryMethod[]): string | undefined {
     const { devices, events, log } = this.deps;
     const now = this.deps.now();
     const parsed = parsePrinter(host.values, host.address, new Date(now));
     const observation = toObservation(parsed, host.address, now, scanId);
+    if (observation) observation.discoveryMethods = methods;
     if (!observation) {
       log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
       return undefined;

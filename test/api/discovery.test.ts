@@ -89,6 +89,7 @@ test('POST /discover answers 202 at once, does not double a running scan, and fi
     assert.equal(info.ip, p.address, p.serial);
     assert.equal(info.page_count, p.pages, `${p.serial} page_count`);
     assert.ok(info.learned_oids && typeof info.learned_oids === 'object');
+    assert.deepEqual(info.discovery_methods, ['manual_range'], `${p.serial}: why it is listed`);
   }
   const profile = expectJson(await agent.get('/api/devices/profile?serial=VD21457943')) as any;
   assert.equal(profile.device.source_type, 'snmp');

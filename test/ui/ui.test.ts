@@ -272,7 +272,7 @@ test('live update: a scan shows its progress and the printer it finds without a 
   await desktop.click('#scan');
   await desktop.waitForSelector(`#discovered tr[data-serial="${SIM_SERIAL}"]`, { timeout: 30_000 });
   await desktop.waitForFunction(() => /Scan done: 1 found/.test(document.getElementById('scan-state')?.textContent ?? ''));
-  assert.match((await desktop.textContent(`#discovered tr[data-serial="${SIM_SERIAL}"]`)) ?? '', /network scan/, 'why it is listed');
+  assert.match((await desktop.textContent(`#discovered tr[data-serial="${SIM_SERIAL}"]`)) ?? '', /range scan \(SNMP\)/, 'why it is listed: found by the range scan');
   await shot(desktop, 'discovered-desktop');
   const texts = (await desktop.evaluate('window.__scanTexts')) as string[];
   assert.ok(texts.some((t) => /^Scanning: \d+ of 2 addresses/.test(t)), `progress shown: ${JSON.stringify(texts)}`);

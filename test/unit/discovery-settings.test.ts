@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { credentialsOf, scanTargets } from '../../src/discovery/service.js';
+import { credentialsOf, scanTargetMethods, scanTargets } from '../../src/discovery/service.js';
 import { defaultSettings, mergeSettings } from '../../src/settings/settings.js';
 import { mergeObservation, markUnreachable } from '../../src/discovery/merge.js';
 
@@ -64,4 +64,17 @@ test('re-discovery never overwrites what a person set, and keeps saved/visible f
   const down = markUnreachable(again, 3000, 'no SNMP answer');
   assert.equal(down.status_messages![0], 'not responding: no SNMP answer');
   assert.equal(markUnreachable(down, 4000, 'no SNMP answer').status_messages!.filter((m) => m.startsWith('not responding')).length, 1);
+});
+
+test('why a printer is listed: each target carries its scan kinds, and they accumulate over scans and polls', () => {
+  const both = mergeSettings(base(), { discovery: { manual_ranges: true, ranges_text: '127.0.3.1-2' } });
+  assert.deepEqual([...scanTargetMethods(both)], [['127.0.3.1', ['manual_range']], ['127.0.3.2', ['manual_range']]]);
+  const seen = (existing: ReturnType<typeof mergeObservation> | undefined, discoveryMethods?: string[]) =>
+    mergeObservation(existing, { serial: 'W1', ip: '127.0.3.1', now: 1, fields: {}, printerInfo: { ip: '127.0.3.1' }, discoveryMethods });
+  const byRange = seen(undefined, ['manual_range']);
+  assert.deepEqual(byRange.printer_info?.discovery_methods, ['manual_range']);
+  const polled = seen(byRange); // a poll knows no scan kind: the earlier ones stay
+  assert.deepEqual(polled.printer_info?.discovery_methods, ['manual_range']);
+  assert.deepEqual(seen(polled, ['subnet_scan']).printer_info?.discovery_methods, ['manual_range', 'subnet_scan']);
+  assert.equal(seen(undefined).printer_info?.discovery_methods, undefined, 'nothing claimed when nothing is known');
 });

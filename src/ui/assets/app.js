@@ -79,7 +79,8 @@
   function why(p) {
     const out = [];
     if (p.device_type === 'usb' || p.is_usb) out.push('USB');
-    for (const m of p.discovery_methods || []) out.push(m);
+    const METHOD = { subnet_scan: 'subnet scan (SNMP)', manual_range: 'range scan (SNMP)', usb: 'USB', import: 'imported' };
+    for (const m of p.discovery_methods || []) out.push(METHOD[m] || m);
     for (const r of p.detection_reasons || []) out.push(r);
     if (!out.length) out.push(p.learned_oids && Object.keys(p.learned_oids).length ? 'network scan (SNMP)' : 'imported');
     return [...new Set(out)].join(', ');
