@@ -5,6 +5,7 @@ import { App, type Handler as RouteHandler } from '@tinyhttp/app';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AgentContext } from './context.js';
 import { errorText, sendText } from './respond.js';
+import { markHead } from './head.js';
 import { admit } from '../auth/gate.js';
 import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
@@ -141,6 +142,7 @@ export function createHandler(ctx: AgentContext): Handler {
         res.setHeader('Allow', allowed.join(', '));
         return sendText(res, 405, `${allowed.join(', ')} only`);
       }
+      markHead(req);
       req.method = 'GET';
     }
     if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);

@@ -1,6 +1,6 @@
 // Folds what a printer reported into its device record. What a person set (asset_number,
 // location, description, and any field in locked_fields) is never overwritten (decisions.md).
-import type { Device } from '../model/device.js';
+import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device.js';
 
 /** What discovery learned about one printer, already in contract field names. */
 export interface Observation {
@@ -14,7 +14,7 @@ export interface Observation {
   discoveryMethods?: string[];
 }
 
-const PERSON_FIELDS = new Set(['asset_number', 'location', 'description']);
+const PERSON_FIELDS = new Set<string>(PERSON_FIELD_LIST);
 
 export function mergeObservation(existing: Device | undefined, o: Observation): Device {
   const d: Device = existing

@@ -202,7 +202,7 @@ export class DiscoveryService {
     const existing = devices.get(observation.serial);
     const device = mergeObservation(existing, observation);
     try {
-      this.store([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics } }], 'storing a scanned printer');
+      this.store([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics }, existed: Boolean(existing) }], 'storing a scanned printer');
     } catch (err) {
       if (err instanceof ReadingsKeptError) return device.serial; // the scan goes on
       throw err;
@@ -217,7 +217,7 @@ export class DiscoveryService {
    * ReadingsKeptError: a reading is never lost to a full card, and no caller answers as if it
    * were stored.
    */
-  private store(readings: Reading[], what: string): number[] {
+  private store(readings: Reading[], what: string): (number | undefined)[] {
     const { devices, storage } = this.deps;
     try {
       const ids = devices.recordReadings(readings);
@@ -269,7 +269,7 @@ export class DiscoveryService {
     if (signal.aborted) return [];
     const s = settings.get();
     const credentials = credentialsOf(s);
-    const readings: { device: Device; snapshot: Omit<Snapshot, 'id'> }[] = [];
+    const readings: Reading[] = [];
     const queue = [...serials];
     let cut = 0; // reads cut short by stop()
     const worker = async () => {
@@ -303,8 +303,11 @@ export class DiscoveryService {
         if (!parsed || !observation || observation.serial !== serial) {
           // Silent, or another printer now answers at this address: keep the record, say so.
           const why = !parsed ? 'no SNMP answer' : `a different device answers at ${device.ip}`;
+          // The record as it is now (a person may have changed it during the read), not the copy.
+          const current = devices.get(serial);
+          if (!current) continue; // deleted meanwhile
           try {
-            devices.put(markUnreachable(device, now, why));
+            devices.put(markUnreachable(current, now, why));
           } catch (err) {
             // Only a status line: on an unwritable card it is marked again at the next round.
             if (!this.deps.storage?.failed(err, 'marking a device not responding')) throw err;
@@ -313,7 +316,7 @@ export class DiscoveryService {
           events.emit('device_change', { serial, change: 'updated' });
           continue;
         }
-        readings.push({ device: mergeObservation(device, observation), snapshot: { serial, ts: now, ...parsed.metrics } });
+        readings.push({ device: mergeObservation(device, observation), snapshot: { serial, ts: now, ...parsed.metrics }, existed: true });
       }
     };
     await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));
@@ -322,8 +325,9 @@ export class DiscoveryService {
     }
     if (readings.length === 0) return [];
     const ids = this.store(readings, 'storing a polling round');
-    for (const r of readings) events.emit('device_change', { serial: r.device.serial, change: 'metrics' });
-    return readings.map((r, i) => ({ ...r.snapshot, id: ids[i] }));
+    const stored = readings.flatMap((r, i) => (ids[i] === undefined ? [] : [{ ...r.snapshot, id: ids[i]! }]));
+    for (const s of stored) events.emit('device_change', { serial: s.serial, change: 'metrics' });
+    return stored;
   }
 }
 

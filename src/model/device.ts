@@ -70,3 +70,20 @@ export interface Snapshot {
 
 export const TIERS = ['raw', 'hourly', 'daily', 'monthly'] as const;
 export type Tier = (typeof TIERS)[number];
+
+/** Fields a person sets (decisions.md): discovery fills one only while nobody has. */
+export const PERSON_FIELDS = ['asset_number', 'location', 'description'] as const;
+
+/**
+ * `read` (a record a scan or poll merged from a copy taken before it read the printer) with what
+ * a person decided since, as `current` holds it: saved, visible, the locked fields and their
+ * values, and the person-set fields. A reading must never undo a change made while it was taken.
+ */
+export function withPersonsChoices(read: Device, current: Device): Device {
+  const out: Device = { ...read, is_saved: current.is_saved, visible: current.visible, locked_fields: current.locked_fields };
+  const o = out as unknown as Record<string, unknown>;
+  const c = current as unknown as Record<string, unknown>;
+  for (const k of PERSON_FIELDS) if (c[k]) o[k] = c[k];
+  for (const { field } of current.locked_fields ?? []) o[field] = c[field];
+  return out;
+}

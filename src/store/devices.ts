@@ -1,6 +1,6 @@
 // Device records in SQLite: one row per serial (columns and codecs: device-rows.ts).
 import type { DB } from './db.js';
-import type { Device, Snapshot } from '../model/device.js';
+import { withPersonsChoices, type Device, type Snapshot } from '../model/device.js';
 import { MetricsStore, type MetricsStoreOptions } from './metrics.js';
 import { COLUMNS, UPSERT_SQL, fromRow, toRow } from './device-rows.js';
 
@@ -15,6 +15,8 @@ const SELECT_DEVICES = `SELECT d.*, max(d.last_seen, coalesce(l.ts, d.last_seen)
 export interface Reading {
   device: Device;
   snapshot: Omit<Snapshot, 'id'>;
+  /** The record existed when the reading began: if it is gone when the reading is stored, a person deleted it meanwhile. */
+  existed?: boolean;
 }
 
 /** A record written only for its last_seen and printer_info is refreshed at most this often. */
@@ -64,12 +66,18 @@ export class DeviceStore {
   /**
    * Stores what a scan or a polling round read, in one transaction (one fsync): every snapshot,
    * and each device record only where its content changed (see refreshStmt). Returns the
-   * snapshots' ids.
+   * snapshots' ids; undefined for a device deleted since it was read (`existed`: nothing is stored).
+   *
+   * A round reads each record before it awaits the printer and writes after: the record is read
+   * again here, inside the transaction, so that what a person changed meanwhile (POST
+   * /devices/update, save, hide) is kept rather than overwritten with the older copy.
    */
-  recordReadings(readings: Reading[]): number[] {
+  recordReadings(readings: Reading[]): (number | undefined)[] {
     return this.db.transaction(() =>
       readings.map((r) => {
-        this.refreshStmt.run(toRow(r.device));
+        const current = this.get(r.device.serial);
+        if (!current && r.existed) return undefined;
+        this.refreshStmt.run(toRow(current ? withPersonsChoices(r.device, current) : r.device));
         return this.metrics.insertRaw(r.snapshot);
       }),
     )();

@@ -34,6 +34,12 @@ test('HEAD is GET without the body, and never runs a POST handler', async () => 
   assert.equal(version.body, '');
   assert.ok(Number(version.headers['content-length']) > 0, 'the length GET would send');
   assert.equal((await agent.request('/settings', { method: 'HEAD' })).status, 200);
+  // A stream's head, at once: a HEAD never holds a stream open (nor one of the client's 4 slots).
+  for (let i = 0; i < 6; i++) {
+    const events = await agent.request('/events', { method: 'HEAD', timeoutMs: 5000 });
+    assert.equal(events.status, 200);
+    assert.equal(events.headers['content-type'], 'text/event-stream; charset=utf-8');
+  }
 
   for (const path of ['/devices/save/all', '/devices/save', '/devices/delete']) {
     const r = await agent.request(path, { method: 'HEAD' });

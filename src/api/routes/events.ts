@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
 import { sendText } from '../respond.js';
 import { versionInfo } from '../../version.js';
+import { cameAsHead } from '../head.js';
 
 const KEEPALIVE_MS = 15_000;
 const MAX_BUFFERED_BYTES = 256 * 1024;
@@ -34,14 +35,17 @@ export function register(app: App, ctx: AgentContext): void {
     if (mine.length >= MAX_STREAMS_PER_CLIENT) {
       return sendText(res, 503, `too many event streams open from ${client} (at most ${MAX_STREAMS_PER_CLIENT})`);
     }
-    if (enders.size >= MAX_STREAMS) evictOne();
-    streams.set(client, [...(streams.get(client) ?? []), res]);
-    res.writeHead(200, {
+    const head = {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache',
       Connection: 'keep-alive',
       'X-Content-Type-Options': 'nosniff',
-    });
+    };
+    // HEAD: the head a stream would have, and done (no slot taken, nothing held open).
+    if (cameAsHead(req)) return void res.writeHead(200, head).end();
+    if (enders.size >= MAX_STREAMS) evictOne();
+    streams.set(client, [...(streams.get(client) ?? []), res]);
+    res.writeHead(200, head);
     const send = (chunk: string) => {
       if (res.writableLength > MAX_BUFFERED_BYTES) {
         ctx.log.warn('dropping a slow event-stream client');
