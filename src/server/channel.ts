@@ -3,7 +3,9 @@
 // for 60 s and the socket is dropped; reconnection waits 5 s, doubling to 5 min, with jitter, and
 // goes back to 5 s once a connection has stayed up for a minute. Frames are the protocol's
 // envelope `{type, data, timestamp}`.
-import WebSocket from 'ws';
+// `ws` is loaded on the first connection, not at start-up: a box without a server URL (local or
+// password mode) never needs it, and once loaded it stays (about 0.5-1 MiB of RSS, issue 22).
+import type WebSocket from 'ws';
 import type { Logger } from '../log/logger.js';
 import { Backoff } from './backoff.js';
 
@@ -33,6 +35,10 @@ const HANDSHAKE_MS = 10_000;
 const PING_MS = 30_000;
 const READ_DEADLINE_MS = 60_000;
 const GOOD_CONNECTION_MS = 60_000;
+/** ws's WebSocket.OPEN (the class itself is not loaded until the first connection). */
+const OPEN = 1;
+let wsLoaded: typeof WebSocket | undefined;
+let wsLoading: Promise<typeof WebSocket> | undefined;
 
 export class ServerChannel {
   private ws: WebSocket | undefined;
@@ -42,18 +48,21 @@ export class ServerChannel {
   private lastPong = 0;
   private openedAt = 0;
   private running = false;
+  /** Counts start()s, so a connection deferred while `ws` loads belongs to one run. */
+  private runs = 0;
   /** Connection attempts since start (the status shows it; tests count them). */
   attempts = 0;
 
   constructor(private readonly o: ChannelOptions) {}
 
   get connected(): boolean {
-    return this.ws?.readyState === WebSocket.OPEN;
+    return this.ws?.readyState === OPEN;
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.runs++;
     this.connect();
   }
 
@@ -79,8 +88,15 @@ export class ServerChannel {
   private connect(): void {
     const url = this.o.url();
     if (!this.running || !url) return;
+    if (!wsLoaded) {
+      // Once, at the first connection; a stop (or stop and start) meanwhile is honoured as before.
+      const run = this.runs;
+      wsLoading ??= import('ws').then((m) => (wsLoaded = m.default));
+      wsLoading.then(() => run === this.runs && this.connect(), (err: Error) => this.o.log.error({ err: err.message }, 'server channel: ws not loadable'));
+      return;
+    }
     this.attempts++;
-    const ws = new WebSocket(url, {
+    const ws = new wsLoaded(url, {
       handshakeTimeout: HANDSHAKE_MS,
       ca: this.o.ca,
       maxPayload: this.o.maxFrameBytes ?? 4 * 1024 * 1024,

@@ -1,6 +1,7 @@
 // The HTTPS certificate: the configured pair, or <data_dir>/tls/agent.{crt,key}, generated
 // (self-signed, key mode 0600) when that default pair is missing. Changes on disk are picked up
 // without a restart: the appliance renews the certificate in place.
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -39,9 +40,7 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<T
   if (!paths.managed) throw new Error(`TLS certificate ${paths.cert} or key ${paths.key} not found`);
   const name = hostname();
   const notBefore = new Date(Date.now() - 3600_000);
-  // Loaded only here: it costs about 100 ms of start-up and is needed once in a box's life.
-  const { generate } = await import('selfsigned');
-  const pems = await generate([{ name: 'commonName', value: name }], {
+  const pems = await generateOutOfProcess([{ name: 'commonName', value: name }], {
     keyType: 'ec',
     curve: 'P-256',
     algorithm: 'sha256',
@@ -77,6 +76,35 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<T
   }
   log.info({ cert: paths.cert }, 'generated self-signed TLS certificate');
   return pair;
+}
+
+// `selfsigned` (with @peculiar/x509 and pkijs) is needed once in a box's life. Loaded into the
+// agent, it would stay there for good: some 4-5 MiB of RSS (its code and sources; a worker thread
+// leaves about as much behind in malloc arenas). So it runs in a short-lived child process (this
+// same Node: 0.11 s against 76 ms in process), which hands back the two PEM strings (issue 22,
+// docs/performance.md).
+const GENERATE = `
+const [module, attrs, options] = JSON.parse(process.argv[1]);
+options.notBeforeDate = new Date(options.notBeforeDate);
+options.notAfterDate = new Date(options.notAfterDate);
+const p = await (await import(module)).generate(attrs, options);
+process.stdout.write(JSON.stringify({ cert: p.cert, private: p.private }));
+`;
+
+type Generate = (typeof import('selfsigned'))['generate'];
+
+function generateOutOfProcess(...[attrs, options]: Parameters<Generate>): Promise<{ cert: string; private: string }> {
+  const args = JSON.stringify([import.meta.resolve('selfsigned'), attrs, options]);
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', GENERATE, args], { maxBuffer: 1 << 20, timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) return reject(new Error(`certificate generation failed: ${stderr.trim() || err.message}`));
+      try {
+        resolve(JSON.parse(stdout));
+      } catch {
+        reject(new Error(`certificate generation gave no certificate: ${stderr.trim()}`));
+      }
+    });
+  });
 }
 
 export function loadPair(paths: TlsPaths): TlsPair {
