@@ -21,8 +21,16 @@ export function cpuMs(pid: number): number {
 
 export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
+const agentUnit = () => readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../../systemd/printbox-agent.service'), 'utf8');
+
 /** The Node flags of systemd/printbox-agent.service's ExecStart (between the node binary and the agent). */
 export function unitNodeFlags(): string[] {
-  const unit = readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../../systemd/printbox-agent.service'), 'utf8');
-  return /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+cli\.js/m.exec(unit)?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+  return /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+cli\.js/m.exec(agentUnit())?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+}
+
+/** The unit's `Environment=NAME=value` lines that shape memory and threads (MALLOC_*, UV_*), as the box runs them. */
+export function unitEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [, name, value] of agentUnit().matchAll(/^Environment=((?:MALLOC|UV)_[A-Z_]+)=(\S+)$/gm)) env[name] = value;
+  return env;
 }
