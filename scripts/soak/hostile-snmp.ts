@@ -12,7 +12,7 @@ import https from 'node:https';
 import { startAgent, type Agent } from '../../test/helpers/agent.js';
 import { startHostileSnmp, type HostileResponder } from '../../test/helpers/hostile-snmp.js';
 import { fixturePath, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
-import { unitNodeFlags } from '../bench/process.js';
+import { unitEnvironment, unitNodeFlags } from '../bench/process.js';
 import { isMain, machineLine, numberArg } from './cli.js';
 
 const NET = '127.0.223';
@@ -133,18 +133,6 @@ async function printerReading(agent: Agent, serial: string): Promise<{ text: str
   return { text: JSON.stringify({ device, metrics }), ts: String(timestamp) };
 }
 
-/** Runs `start` with NODE_OPTIONS set to `flags` (the agent helper passes its environment on). */
-async function withNodeOptions<T>(flags: string[], start: () => Promise<T>): Promise<T> {
-  const saved = process.env.NODE_OPTIONS;
-  process.env.NODE_OPTIONS = [saved ?? '', ...flags].join(' ').trim();
-  try {
-    return await start();
-  } finally {
-    if (saved === undefined) delete process.env.NODE_OPTIONS;
-    else process.env.NODE_OPTIONS = saved;
-  }
-}
-
 export async function runHostileSoak(opts: HostileSoakOptions): Promise<HostileSoakResult> {
   const log = opts.log ?? (() => {});
   const t0 = Date.now();
@@ -157,7 +145,7 @@ export async function runHostileSoak(opts: HostileSoakOptions): Promise<HostileS
     // The agent runs with the unit's Node flags (a 96 MiB old space), as on the box: decoded
     // replies it kept would end in an out-of-memory crash; Buffers it kept (outside the V8 heap)
     // would show in the RSS.
-    agent = await withNodeOptions(unitNodeFlags(), () => startAgent());
+    agent = await startAgent({ nodeFlags: unitNodeFlags(), env: unitEnvironment() });
     const settings = (ranges: string, timeoutMs: number) =>
       post(agent!, '/settings', {
         discovery: { manual_ranges: true, ranges_text: ranges, allowed_ranges: [`${NET}.0/24`], snmp_timeout_ms: timeoutMs, discover_concurrency: 64 },

@@ -66,6 +66,10 @@ export interface AgentOptions {
   extraTopLevelToml?: string;
   /** How many more times to choose new ports if another process took one first (default 2). */
   portRetries?: number;
+  /** Node flags for the agent process (the unit's: scripts/bench/process.ts unitNodeFlags). */
+  nodeFlags?: string[];
+  /** More environment for the agent process. */
+  env?: Record<string, string>;
 }
 
 export interface TestConfig {
@@ -341,11 +345,11 @@ export async function stopAll(): Promise<void> {
   );
 }
 
-function spawnServe(cfg: TestConfig, log: { out: string; err: string }): ChildProcess {
-  const p = spawn(process.execPath, [cliPath, 'serve', '--config', cfg.configPath], {
+function spawnServe(cfg: TestConfig, log: { out: string; err: string }, opts: Pick<AgentOptions, 'nodeFlags' | 'env'> = {}): ChildProcess {
+  const p = spawn(process.execPath, [...(opts.nodeFlags ?? []), cliPath, 'serve', '--config', cfg.configPath], {
     cwd: cfg.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PRINTBOX_CONFIG: '' },
+    env: { ...process.env, ...opts.env, PRINTBOX_CONFIG: '' },
   });
   const cap = 2 * 1024 * 1024;
   p.stdout!.on('data', (b: Buffer) => {
@@ -391,7 +395,7 @@ export async function startAgent(opts: AgentOptions = {}): Promise<Agent> {
   }
   const timeout = opts.readyTimeoutMs ?? 20_000;
   const log = { out: '', err: '' };
-  let proc = spawnServe(cfg, log);
+  let proc = spawnServe(cfg, log, opts);
   try {
     await waitReady(cfg, proc, log, timeout);
   } catch (e) {
@@ -441,7 +445,7 @@ export async function startAgent(opts: AgentOptions = {}): Promise<Agent> {
     },
     async restart() {
       await stopProc();
-      proc = spawnServe(cfg, log);
+      proc = spawnServe(cfg, log, opts);
       await waitReady(cfg, proc, log, timeout);
     },
   };

@@ -649,7 +649,9 @@
     const server = settingsForm('settings-server', 'Central server', [link,
       field('server.url', 'Server address', url, 'Empty: this box works alone.'),
       field('server.enrollment_token', 'Enrollment token', token, 'The join token the server issued. Never shown again; leave empty to keep it.')],
-    () => ({ server: { url: url.value.trim(), enrollment_token: token.value } }), (st) => { token.value = ''; drawLink(st.server.link); });
+    () => ({ server: { url: url.value.trim(), enrollment_token: token.value } }), () => { token.value = ''; });
+    // The link's state is drawn from `server_status` only: the answer to the POST can be older than
+    // the event the change itself sent (the link restarts as the settings change), and would undo it.
 
     // Log level
     const level = h('select', {}, ['debug', 'info', 'warn', 'error'].map((v) => h('option', { value: v, text: v, selected: v === s.log.level })));

@@ -1,0 +1,95 @@
+# shellcheck shell=bash
+# The amd64 appliance image as a test VM, for scripts that boot it more than once (sourced, not run):
+# a private copy of build/amd64/rootfs.img with the test-only root console (the shipped image has
+# none), a FAT "boot partition" carrying printbox.toml, and QEMU (TCG, user-mode networking with
+# restrict=on: nothing leaves the VM; HTTPS and HTTP forwarded on 127.0.0.1 only). The same VM as
+# scripts/boot-test.sh's.
+#
+#   tvm_prepare DIR USER PASSWORD   disk copy, console unit, boot disk with an [admin] account;
+#                                   picks the forwarded ports (TVM_HTTPS_PORT, TVM_HTTP_PORT)
+#   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID, TVM_T0
+#   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
+#   tvm_https_ok                    GET /api/version over HTTPS answers 200
+#   tvm_wait_https LIMIT_S          prints seconds from power-on to the first 200, fails after LIMIT_S
+#   tvm_wait_console                the root console answers (60 s at most)
+#   tvm_sh COMMAND...               runs COMMAND in the VM as root, prints its output, its status
+# Needs: TVM_OUT (the build output, default <repo>/build/amd64), qemu-system-x86_64, debugfs,
+# mkfs.vfat, mcopy, curl, node (for the console client).
+
+tvm_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+TVM_OUT=${TVM_OUT:-$tvm_repo/build/amd64}
+TVM_MAC=${TVM_MAC:-52:54:00:5e:b0:c7}
+TVM_PID=""
+
+tvm_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+tvm_pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); tvm_port_free "$p" && { echo "$p"; return; }; done; }
+
+tvm_prepare() {
+  TVM_DIR=$1
+  local user=$2 password=$3
+  TVM_DISK=$TVM_DIR/disk.img
+  TVM_BOOT_DISK=$TVM_DIR/boot.img
+  TVM_SOCK=$TVM_DIR/console.sock
+  cp --sparse=always "$TVM_OUT/rootfs.img" "$TVM_DISK"
+  cat > "$TVM_DIR/printbox-testconsole.service" <<'UNIT'
+[Unit]
+Description=Test console (test copy of the image only)
+DefaultDependencies=no
+After=systemd-udevd.service
+[Service]
+ExecStart=/bin/sh -c 'stty -F /dev/ttyS1 raw -echo 115200; cat /dev/ttyS1 | /bin/bash >/dev/ttyS1 2>&1'
+Restart=always
+UNIT
+  debugfs -w -f - "$TVM_DISK" >/dev/null 2>&1 <<CMDS
+cd /etc/systemd/system
+write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
+CMDS
+  mkfs.vfat -n PBOXBOOT -C "$TVM_BOOT_DISK" 16384 >/dev/null
+  printf '[admin]\nuser = "%s"\npassword = "%s"\n' "$user" "$password" > "$TVM_DIR/printbox.toml"
+  mcopy -i "$TVM_BOOT_DISK" "$TVM_DIR/printbox.toml" ::printbox.toml
+  TVM_HTTPS_PORT=$(tvm_pick_port)
+  TVM_HTTP_PORT=$(tvm_pick_port)
+  [ "$TVM_HTTP_PORT" != "$TVM_HTTPS_PORT" ] || TVM_HTTP_PORT=$(( TVM_HTTPS_PORT + 1 ))
+}
+
+tvm_boot() {
+  rm -f "$TVM_SOCK"
+  TVM_T0=$(date +%s.%N)
+  qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
+    -display none -no-user-config -nodefaults \
+    -kernel "$TVM_OUT/vmlinuz" -initrd "$TVM_OUT/initrd.img" \
+    -append "root=/dev/vda rw console=ttyS0,115200 quiet systemd.getty_auto=0 systemd.wants=printbox-testconsole.service" \
+    -drive "file=$TVM_DISK,format=raw,if=virtio,cache=unsafe,discard=unmap" \
+    -drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe" \
+    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$TVM_HTTPS_PORT-:8443,hostfwd=tcp:127.0.0.1:$TVM_HTTP_PORT-:8080" \
+    -device "virtio-net-pci,netdev=n0,mac=$TVM_MAC" \
+    -serial "file:$TVM_DIR/serial-$1.log" \
+    -chardev "socket,id=tc,path=$TVM_SOCK,server=on,wait=off" -serial chardev:tc \
+    -device virtio-rng-pci &
+  TVM_PID=$!
+}
+
+tvm_poweroff_hard() { [ -z "$TVM_PID" ] || { kill -9 "$TVM_PID" 2>/dev/null || true; wait "$TVM_PID" 2>/dev/null || true; }; TVM_PID=""; }
+
+tvm_https_ok() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TVM_HTTPS_PORT/api/version" 2>/dev/null | grep -qx 200; }
+
+tvm_wait_https() {
+  local limit=$1
+  while :; do
+    if tvm_https_ok; then awk -v a="$TVM_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; return 0; fi
+    kill -0 "$TVM_PID" 2>/dev/null || { echo "QEMU exited" >&2; return 1; }
+    if [ "$(awk -v a="$TVM_T0" -v b="$(date +%s.%N)" 'BEGIN { print int(b - a) }')" -ge "$limit" ]; then return 1; fi
+    sleep 0.5
+  done
+}
+
+tvm_sh() { node "$tvm_repo/scripts/image/vmsh.mjs" "$TVM_SOCK" "${VM_TIMEOUT:-60}" "$@"; }
+
+tvm_wait_console() {
+  local i
+  for i in $(seq 1 60); do
+    [ -S "$TVM_SOCK" ] && VM_TIMEOUT=3 tvm_sh true >/dev/null 2>&1 && return 0
+    sleep 1
+  done
+  return 1
+}
