@@ -82,35 +82,18 @@ fi
 stage_end "static unit checks"
 
 # ---------------------------------------------------------------------------------------------
+# shellcheck source=image/test-vm.sh
+TVM_OUT=$out
+. "$repo/scripts/image/test-vm.sh"
 tmp=$(mktemp -d /tmp/printbox-boot-test.XXXXXX)
-qemu_pid=""
 cleanup() {
-  if [ -n "$qemu_pid" ] && kill -0 "$qemu_pid" 2>/dev/null; then kill -9 "$qemu_pid" 2>/dev/null || true; fi
+  if [ -n "$TVM_PID" ] && kill -0 "$TVM_PID" 2>/dev/null; then kill -9 "$TVM_PID" 2>/dev/null || true; fi
   if [ "${PRINTBOX_BOOT_TEST_KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
 
-# The test's copy of the disk, with the test console added (only here).
-disk=$tmp/disk.img
-cp --sparse=always "$out/rootfs.img" "$disk"
-cat > "$tmp/printbox-testconsole.service" <<'UNIT'
-[Unit]
-Description=Boot test console (test copy of the image only)
-DefaultDependencies=no
-After=systemd-udevd.service
-[Service]
-ExecStart=/bin/sh -c 'stty -F /dev/ttyS1 raw -echo 115200; cat /dev/ttyS1 | /bin/bash >/dev/ttyS1 2>&1'
-Restart=always
-UNIT
-debugfs -w -f - "$disk" >/dev/null 2>&1 <<CMDS
-cd /etc/systemd/system
-write $tmp/printbox-testconsole.service printbox-testconsole.service
-CMDS
-
 # The boot partition: a FAT disk labelled PBOXBOOT with the technician's printbox.toml.
-boot_disk=$tmp/boot.img
 provisioned_password='tech-pass-0451'
-mkfs.vfat -n PBOXBOOT -C "$boot_disk" 16384 >/dev/null
 cat > "$tmp/printbox.toml" <<TOML
 # printbox.toml, as a technician writes it before the first boot
 [admin]
@@ -123,53 +106,18 @@ interval_minutes = 20
 [time]
 servers = ["ntp.printbox.invalid"]
 TOML
-mcopy -i "$boot_disk" "$tmp/printbox.toml" ::printbox.toml
+# The test's copy of the disk with the test console (only here), and that boot partition.
+tvm_prepare "$tmp" "$tmp/printbox.toml"
+https_port=$TVM_HTTPS_PORT
+http_port=$TVM_HTTP_PORT
 
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); port_free "$p" && { echo "$p"; return; }; done; }
-https_port=$(pick_port)
-http_port=$(pick_port)
-[ "$http_port" != "$https_port" ] || http_port=$(( https_port + 1 ))
-sock=$tmp/console.sock
-mac=52:54:00:5e:b0:c7
-expect_host=printbox-b0c7
-
-boot() { # boot <name>: starts QEMU on the test disk (power on)
-  rm -f "$sock"
-  boot_t0=$(date +%s.%N)
-  qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
-    -display none -no-user-config -nodefaults \
-    -kernel "$out/vmlinuz" -initrd "$out/initrd.img" \
-    -append "root=/dev/vda rw console=ttyS0,115200 quiet systemd.getty_auto=0 systemd.wants=printbox-testconsole.service" \
-    -drive "file=$disk,format=raw,if=virtio,cache=unsafe,discard=unmap" \
-    -drive "file=$boot_disk,format=raw,if=virtio,cache=unsafe" \
-    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$https_port-:8443,hostfwd=tcp:127.0.0.1:$http_port-:8080" \
-    -device "virtio-net-pci,netdev=n0,mac=$mac" \
-    -serial "file:$tmp/serial-$1.log" \
-    -chardev "socket,id=tc,path=$sock,server=on,wait=off" -serial chardev:tc \
-    -device virtio-rng-pci &
-  qemu_pid=$!
-}
-poweroff_hard() { kill -9 "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; qemu_pid=""; }
-version_ok() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$https_port/api/version" 2>/dev/null | grep -qx 200; }
-wait_https() { # wait_https <limit-s>: prints seconds since power-on when /api/version answers
-  local limit=$1
-  while :; do
-    if version_ok; then awk -v a="$boot_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; return 0; fi
-    kill -0 "$qemu_pid" 2>/dev/null || { echo "QEMU exited" >&2; return 1; }
-    if [ "$(awk -v a="$boot_t0" -v b="$(date +%s.%N)" 'BEGIN { print int(b - a) }')" -ge "$limit" ]; then return 1; fi
-    sleep 0.5
-  done
-}
-vm() { node "$repo/scripts/image/vmsh.mjs" "$sock" "${VM_TIMEOUT:-60}" "$@"; }
-wait_console() {
-  local i
-  for i in $(seq 1 60); do
-    [ -S "$sock" ] && VM_TIMEOUT=3 vm true >/dev/null 2>&1 && return 0
-    sleep 1
-  done
-  return 1
-}
+expect_host=printbox-b0c7   # from the MAC address test-vm.sh gives the VM
+boot() { tvm_boot "$1"; }
+poweroff_hard() { tvm_poweroff_hard; }
+version_ok() { tvm_https_ok; }
+wait_https() { tvm_wait_https "$1"; }
+vm() { tvm_sh "$@"; }
+wait_console() { tvm_wait_console; }
 show_serial() { echo "--- serial console ($1), last lines:"; tail -n 40 "$tmp/serial-$1.log" 2>/dev/null | tr -d '\r' | sed 's/^/    /'; }
 
 # ---------------------------------------------------------------------------------------------
@@ -277,10 +225,23 @@ t_serve=$(date +%s); while ! version_ok && [ $(( $(date +%s) - t_serve )) -lt 60
 check "serving again after the watchdog restart" version_ok
 stage_end "watchdog (SIGSTOP on the agent)"
 
+stage "journal priorities and warnings kept on the card"
+# Six failed sign-ins: the limiter's warning. journald must file it as a warning (the agent's
+# <N> prefixes), "agent ready" as info; the card keeps the warning for /logs across the reboot.
+for i in 1 2 3 4 5 6; do
+  api -o /dev/null -H 'Content-Type: application/json' -d '{"username":"tech","password":"not the password"}' "https://127.0.0.1:$https_port/api/v1/auth/login" || true
+done
+sleep 1
+check "journal: the sign-in limiter's line at priority warning" \
+  vm "journalctl -b -u printbox-agent.service -p warning..warning -o cat --no-pager | grep -q 'repeated failed sign-in attempts'"
+check "journal: 'agent ready' at priority info, not err" \
+  vm "journalctl -b -u printbox-agent.service -p info..info -o cat --no-pager | grep -q 'agent ready' && ! journalctl -b -u printbox-agent.service -p err -o cat --no-pager | grep -q 'agent ready'"
+stage_end "journal priorities and warnings kept on the card"
+
 stage "reboot"
 vm "systemctl --no-block reboot" >/dev/null || true
 sleep 3
-boot_t0=$(date +%s.%N)   # approximately: from the reboot request
+TVM_T0=$(date +%s.%N)   # approximately: from the reboot request
 while version_ok; do sleep 0.5; done
 if t_reboot=$(wait_https 300); then pass "reboot: back on HTTPS ${t_reboot}s after the reboot request"; else fail "reboot: HTTPS"; show_serial first; exit 1; fi
 wait_console || { fail "test console after reboot"; exit 1; }
@@ -292,9 +253,13 @@ error=$(vm cat /boot/firmware/printbox-toml.error | tr -d '\r') || true
 echo "       printbox-toml.error: $error"
 check "broken printbox.toml: not applied, reason beside it" grep -q 'polling.interval_minutes must be an integer' <<<"$error"
 check "broken printbox.toml: provisioning unit did not fail the boot" vm systemctl is-active --quiet printbox-provision.service
-code=$(api -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
-  -d "{\"username\":\"tech\",\"password\":\"$provisioned_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login") || true
-check "broken printbox.toml: the provisioned account still signs in ($code)" test "$code" = 200
+login=$(api -D - -o /dev/null -H 'Content-Type: application/json' \
+  -d "{\"username\":\"tech\",\"password\":\"$provisioned_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login" | tr -d '\r') || true
+cookie=$(sed -n 's/^[Ss]et-[Cc]ookie: \(pm_agent_session=[^;]*\);.*/\1/p' <<<"$login")
+check "broken printbox.toml: the provisioned account still signs in" test -n "$cookie"
+logs=$(api -H "Cookie: $cookie" -H 'Accept: application/json' "https://127.0.0.1:$https_port/logs?level=warn&tail=2000") || true
+check "/logs after the reboot: the limiter's warning from before it (previous_run)" \
+  grep -q '"msg":"repeated failed sign-in attempts: rate limited"[^}]*"previous_run":true\|"previous_run":true[^}]*"msg":"repeated failed sign-in attempts: rate limited"' <<<"$logs"
 stage_end "reboot"
 
 stage "power cut during writes"

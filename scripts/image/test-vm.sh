@@ -3,10 +3,11 @@
 # a private copy of build/amd64/rootfs.img with the test-only root console (the shipped image has
 # none), a FAT "boot partition" carrying printbox.toml, and QEMU (TCG, user-mode networking with
 # restrict=on: nothing leaves the VM; HTTPS and HTTP forwarded on 127.0.0.1 only). The same VM as
-# scripts/boot-test.sh's.
+# scripts/boot-test.sh's, which uses it.
 #
-#   tvm_prepare DIR USER PASSWORD   disk copy, console unit, boot disk with an [admin] account;
-#                                   picks the forwarded ports (TVM_HTTPS_PORT, TVM_HTTP_PORT)
+#   tvm_prepare DIR TOML            disk copy with the console unit, a boot disk carrying the
+#                                   printbox.toml file TOML; picks the forwarded ports
+#                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT)
 #   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID, TVM_T0
 #   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
 #   tvm_https_ok                    GET /api/version over HTTPS answers 200
@@ -26,7 +27,7 @@ tvm_pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); tvm_port
 
 tvm_prepare() {
   TVM_DIR=$1
-  local user=$2 password=$3
+  local toml=$2
   TVM_DISK=$TVM_DIR/disk.img
   TVM_BOOT_DISK=$TVM_DIR/boot.img
   TVM_SOCK=$TVM_DIR/console.sock
@@ -45,8 +46,7 @@ cd /etc/systemd/system
 write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
 CMDS
   mkfs.vfat -n PBOXBOOT -C "$TVM_BOOT_DISK" 16384 >/dev/null
-  printf '[admin]\nuser = "%s"\npassword = "%s"\n' "$user" "$password" > "$TVM_DIR/printbox.toml"
-  mcopy -i "$TVM_BOOT_DISK" "$TVM_DIR/printbox.toml" ::printbox.toml
+  mcopy -i "$TVM_BOOT_DISK" "$toml" ::printbox.toml
   TVM_HTTPS_PORT=$(tvm_pick_port)
   TVM_HTTP_PORT=$(tvm_pick_port)
   [ "$TVM_HTTP_PORT" != "$TVM_HTTPS_PORT" ] || TVM_HTTP_PORT=$(( TVM_HTTPS_PORT + 1 ))

@@ -41,7 +41,8 @@ trap cleanup EXIT
 
 user=tech
 password='soak-pass-0451'
-tvm_prepare "$tmp" "$user" "$password"
+printf '[admin]\nuser = "%s"\npassword = "%s"\n' "$user" "$password" > "$tmp/printbox.toml"
+tvm_prepare "$tmp" "$tmp/printbox.toml"
 base="https://127.0.0.1:$TVM_HTTPS_PORT"
 writer() { node "$repo/dist/scripts/soak/settings-writer.js" "$base" "$user" "$password" "$@"; }
 integrity_js="const D = require('better-sqlite3'); const db = new D('/var/lib/printbox/printbox.db', { readonly: true }); console.log(db.pragma('integrity_check', { simple: true }))"
