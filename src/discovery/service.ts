@@ -58,10 +58,6 @@ export function scanTargetMethods(s: Settings): Map<string, DiscoveryMethod[]> {
   return targets;
 }
 
-/** The addresses a scan covers. */
-export function scanTargets(s: Settings): string[] {
-  return [...scanTargetMethods(s).keys()];
-}
 
 /**
  * Readings were taken but the card did not take them: the storage guard keeps them in memory and

@@ -1,6 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { credentialsOf, scanTargetMethods, scanTargets } from '../../src/discovery/service.js';
+import { credentialsOf, scanTargetMethods } from '../../src/discovery/service.js';
+
+const scanTargets = (s: Parameters<typeof scanTargetMethods>[0]) => [...scanTargetMethods(s).keys()];
 import { defaultSettings, mergeSettings } from '../../src/settings/settings.js';
 import { mergeObservation, markUnreachable } from '../../src/discovery/merge.js';
 
