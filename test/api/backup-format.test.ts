@@ -18,8 +18,10 @@ const SEED = [
   device('BF-2', '10.9.0.2', NOW, { location: 'Room 2 ü' }),
   device('BF-3', '10.9.0.3', NOW),
   ...Array.from({ length: 12 }, (_, i) => metrics(`BF-${Math.floor(i / 4) + 1}`, 'raw', NOW - (12 - i) * MINUTE, { page_count: 123400 + i })),
+  // The same hour: export orders a tier by time, then serial, and import numbers rows in file
+  // order, so the seed's ids must follow that order (an hour apart, they did not across midnight).
   metrics('BF-1', 'hourly', hourStart(NOW - 10 * DAY), { page_count: 90 }),
-  metrics('BF-2', 'hourly', hourStart(NOW - 10 * DAY - HOUR), { page_count: 80 }),
+  metrics('BF-2', 'hourly', hourStart(NOW - 10 * DAY), { page_count: 80 }),
   metrics('BF-1', 'daily', dayStart(NOW - 40 * DAY), { page_count: 50 }),
   metrics('BF-1', 'monthly', monthStart(NOW - 400 * DAY), { page_count: 10 }),
 ];
