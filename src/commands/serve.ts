@@ -26,6 +26,7 @@ import { ServerLink } from '../server/link.js';
 import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
+import { UsbPrinters } from '../usb/service.js';
 
 /** SIGTERM -> exit: the longest the shutdown waits for work to end (see shutdown in run()). */
 const SHUTDOWN_DEADLINE_MS = 4500;
@@ -75,7 +76,8 @@ export async function run(_args: string[], configPath: string | undefined): Prom
       log.warn({ err: (err as Error).message }, 'no reserve file made');
     }
   }
-  const discovery = new DiscoveryService({ devices, settings, events, log, now, storage });
+  const usb = new UsbPrinters({ devices, events, log, now, storage });
+  const discovery = new DiscoveryService({ devices, settings, events, log, now, storage, usb });
   const facts = new RequestFacts(config.web.auth.trusted_proxies, (peer) =>
     log.debug({ peer }, 'forwarding headers from a peer outside web.auth.trusted_proxies ignored'),
   );
@@ -113,7 +115,8 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   notifyReady(log);
   serverLink.start();
 
-  process.on('SIGUSR2', () => log.info('USB change notified'));
+  // After READY: printers already plugged in are read while the agent serves.
+  void usb.start();
   let stopping = false;
   // SIGTERM -> exit within SHUTDOWN_DEADLINE_MS whatever the network does (the unit's
   // TimeoutStopSec is 20 s; systemd then SIGKILLs). First nothing new is taken: schedules stop, the
@@ -139,6 +142,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
       ['server link', () => serverLink.stop()],
       ['roll-up pass', () => rollupSchedule.stop()],
       ['discovery', () => discovery.stop()],
+      ['usb printers', () => usb.stop()],
     ];
     const busy = new Set(parts.map(([name]) => name));
     const all = Promise.all(

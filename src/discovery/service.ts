@@ -15,10 +15,14 @@ import type { Settings } from '../settings/settings.js';
 import type { DiscoveryUpdate, EventBus } from '../events/bus.js';
 import type { Device, Snapshot } from '../model/device.js';
 import type { SnmpCredential } from '../snmp/client.js';
+import type { UsbPrinters } from '../usb/service.js';
 import { scan, readHost, type HostReadResult } from '../snmp/scan.js';
 import { localSubnetTargets, parseRangesText } from '../snmp/ranges.js';
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import { markUnreachable, mergeObservation, type Observation } from './merge.js';
+import { ReadingsKeptError, storeReadings } from './store-readings.js';
+
+export { ReadingsKeptError } from './store-readings.js';
 
 export interface DiscoveryDeps {
   devices: DeviceStore;
@@ -28,6 +32,8 @@ export interface DiscoveryDeps {
   now(): number;
   /** Told of every write that fails on storage; keeps the readings that could not be stored. */
   storage?: Pick<StorageGuard, 'failed' | 'keep' | 'wrote'>;
+  /** Reads USB printers (they are not reached by SNMP); polled with the network ones. */
+  usb?: Pick<UsbPrinters, 'collect' | 'collectSaved'>;
 }
 
 /** A scan's progress: what the status route returns and the events stream sends. */
@@ -58,19 +64,6 @@ export function scanTargetMethods(s: Settings): Map<string, DiscoveryMethod[]> {
   return targets;
 }
 
-
-/**
- * Readings were taken but the card did not take them: the storage guard keeps them in memory and
- * writes them when it can. Carries the storage error's code, so the API answers 507 with it.
- */
-export class ReadingsKeptError extends Error {
-  readonly code: string;
-  constructor(count: number, cause: unknown) {
-    const e = cause as { message?: string; code?: string };
-    super(`${count} reading(s) taken but not stored yet: ${e.message ?? String(cause)}; kept in memory and stored as soon as the database takes writes`, { cause });
-    this.code = e.code ?? 'SQLITE_FULL';
-  }
-}
 
 export class DiscoveryService {
   private lastScanId = 0;
@@ -207,32 +200,13 @@ export class DiscoveryService {
     return device.serial;
   }
 
-  /**
-   * Writes readings in one transaction; returns their ids. When the card does not take the write
-   * (full, read-only), the storage guard keeps them to write later, and this throws
-   * ReadingsKeptError: a reading is never lost to a full card, and no caller answers as if it
-   * were stored.
-   */
   private store(readings: Reading[], what: string): (number | undefined)[] {
-    const { devices, storage } = this.deps;
-    try {
-      const ids = devices.recordReadings(readings);
-      storage?.wrote();
-      return ids;
-    } catch (err) {
-      const busy = (err as { code?: unknown })?.code === 'SQLITE_BUSY';
-      if (busy && storage) {
-        // Another process held the write lock past busy_timeout (the CLI's import is one
-        // transaction): the card is fine, so only keep them; the guard writes them within a minute.
-        this.deps.log.warn({ readings: readings.length }, `${what}: the database is busy (another process writes to it): readings kept`);
-      } else if (!storage?.failed(err, what)) throw err;
-      storage.keep(readings);
-      throw new ReadingsKeptError(readings.length, err);
-    }
+    return storeReadings(this.deps, readings, what);
   }
 
   /** Reads one known device now and stores the snapshot; undefined when it did not answer. */
   async collect(serial: string): Promise<Snapshot | undefined> {
+    if (this.deps.devices.get(serial)?.is_usb) return this.deps.usb?.collect(serial);
     const snaps = await this.poll([serial]);
     return snaps[0];
   }
@@ -243,7 +217,10 @@ export class DiscoveryService {
     if (this.stopped) return Promise.resolve([]);
     const serials = this.deps.devices.listSaved().filter((d) => d.source_type !== 'usb').map((d) => d.serial);
     this.deps.log.info({ devices: serials.length }, 'polling round started');
-    this.polling = this.poll(serials, 'round').finally(() => (this.polling = undefined));
+    const usb = this.deps.usb?.collectSaved() ?? Promise.resolve([]);
+    this.polling = Promise.all([this.poll(serials, 'round'), usb])
+      .then(([network, plugged]) => [...network, ...plugged])
+      .finally(() => (this.polling = undefined));
     return this.polling;
   }
 

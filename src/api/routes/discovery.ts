@@ -25,8 +25,8 @@ export function register(app: App, ctx: AgentContext): void {
     if (serial === undefined) return;
     const device = ctx.devices.get(serial);
     if (!device) return sendText(res, 404, `no device with serial ${JSON.stringify(serial)}`);
-    if (device.is_usb) return sendText(res, 400, `device ${serial} is a USB printer; it is read when plugged in`);
     const snapshot = await ctx.discovery.collect(serial);
+    if (!snapshot && device.is_usb) return sendText(res, 504, `USB printer ${serial} is not plugged in (last seen at ${device.port_name ?? 'an unknown port'}) or did not answer`);
     if (!snapshot) return sendText(res, 504, `device ${serial} did not answer at ${device.ip}`);
     sendJson(res, 200, snapshotJson(snapshot));
   });

@@ -1,0 +1,223 @@
+// IPP Get-Printer-Attributes (RFC 8011 4.2.5) in the binary encoding of RFC 8010: the request the
+// agent sends, and a bounded decoder of the reply into what a USB printer's record needs
+// (supplies from marker-* (PWG 5100.x "printer MIB" attributes), counters from PWG 5100.22, state).
+
+/** Attributes asked for: only what usbDevice() uses. */
+export const REQUESTED = [
+  'printer-make-and-model', 'printer-uuid', 'printer-device-id', 'printer-firmware-string-version', 'printer-state',
+  'printer-state-reasons', 'printer-more-info', 'marker-names', 'marker-colors', 'marker-types', 'marker-levels',
+  'printer-impressions-completed', 'printer-impressions-completed-col',
+] as const;
+
+export interface IppMarker {
+  name: string;
+  color?: string;
+  type?: string;
+  /** Percent; undefined when the printer does not know (-1, -2, -3 in IPP). */
+  level?: number;
+}
+
+export interface IppPrinterState {
+  makeAndModel?: string;
+  uuid?: string;
+  deviceId?: string;
+  firmware?: string;
+  state?: 'idle' | 'processing' | 'stopped';
+  stateReasons: string[];
+  markers: IppMarker[];
+  pageCount?: number;
+  colorPages?: number;
+  monoPages?: number;
+  webUiUrl?: string;
+}
+
+const TAG = { operation: 0x01, end: 0x03, integer: 0x21, boolean: 0x22, enum: 0x23, begCollection: 0x34, endCollection: 0x37, memberName: 0x4a, keyword: 0x44, uri: 0x45, charset: 0x47, language: 0x48 };
+const GET_PRINTER_ATTRIBUTES = 0x000b;
+
+/** The request body: version 2.0, the operation attributes, requested-attributes. */
+export function getPrinterAttributesRequest(printerUri: string, requestId = 1): Buffer {
+  const parts: Buffer[] = [];
+  const head = Buffer.alloc(8);
+  head.writeUInt16BE(0x0200, 0);
+  head.writeUInt16BE(GET_PRINTER_ATTRIBUTES, 2);
+  head.writeUInt32BE(requestId, 4);
+  parts.push(head, Buffer.from([TAG.operation]));
+  const attr = (tag: number, name: string, value: string) => {
+    const n = Buffer.from(name, 'utf8');
+    const v = Buffer.from(value, 'utf8');
+    const b = Buffer.alloc(5 + n.length + v.length);
+    b[0] = tag;
+    b.writeUInt16BE(n.length, 1);
+    n.copy(b, 3);
+    b.writeUInt16BE(v.length, 3 + n.length);
+    v.copy(b, 5 + n.length);
+    parts.push(b);
+  };
+  attr(TAG.charset, 'attributes-charset', 'utf-8');
+  attr(TAG.language, 'attributes-natural-language', 'en');
+  attr(TAG.uri, 'printer-uri', printerUri);
+  REQUESTED.forEach((a, i) => attr(TAG.keyword, i === 0 ? 'requested-attributes' : '', a));
+  parts.push(Buffer.from([TAG.end]));
+  return Buffer.concat(parts);
+}
+
+/** A decoded value: number (integer, enum), boolean, string, or a collection's members. */
+export type IppValue = number | boolean | string | IppCollection | null;
+export interface IppCollection {
+  [member: string]: IppValue[];
+}
+
+export interface IppResponse {
+  status: number;
+  requestId: number;
+  /** Printer (and other) group attributes by name; operation attributes are left out. */
+  attributes: Map<string, IppValue[]>;
+}
+
+class Reader {
+  pos = 0;
+  constructor(private readonly b: Buffer) {}
+  need(n: number, what: string): void {
+    if (this.pos + n > this.b.length) throw new Error(`IPP reply truncated in ${what} (offset ${this.pos}, ${this.b.length} bytes)`);
+  }
+  u8(what: string): number {
+    this.need(1, what);
+    return this.b[this.pos++]!;
+  }
+  u16(what: string): number {
+    this.need(2, what);
+    const v = this.b.readUInt16BE(this.pos);
+    this.pos += 2;
+    return v;
+  }
+  bytes(n: number, what: string): Buffer {
+    this.need(n, what);
+    const v = this.b.subarray(this.pos, this.pos + n);
+    this.pos += n;
+    return v;
+  }
+}
+
+function valueOf(tag: number, raw: Buffer): IppValue {
+  if (tag >= 0x10 && tag <= 0x1f) return null; // out-of-band: unsupported, unknown, no-value
+  if ((tag === TAG.integer || tag === TAG.enum) && raw.length === 4) return raw.readInt32BE(0);
+  if (tag === TAG.boolean && raw.length === 1) return raw[0] !== 0;
+  if (tag >= 0x40 && tag <= 0x5f) return raw.toString('utf8'); // character-string tags
+  if (tag === 0x35 || tag === 0x36) {
+    // textWithLanguage / nameWithLanguage: language length, language, text length, text
+    if (raw.length < 4) return null;
+    const l = raw.readUInt16BE(0);
+    if (2 + l + 2 > raw.length) return null;
+    const t = raw.readUInt16BE(2 + l);
+    return raw.subarray(4 + l, 4 + l + t).toString('utf8');
+  }
+  return null; // octetString, dateTime, resolution, range: not used here
+}
+
+/** Decodes an IPP response; throws an Error naming the problem when it is not one. */
+export function decodeIppResponse(body: Buffer): IppResponse {
+  const r = new Reader(body);
+  const version = r.u16('version');
+  if (version >> 8 < 1 || version >> 8 > 2) throw new Error(`not an IPP reply (version bytes ${version.toString(16).padStart(4, '0')})`);
+  const status = r.u16('status');
+  r.need(4, 'request id');
+  const requestId = body.readUInt32BE(r.pos);
+  r.pos += 4;
+  const attributes = new Map<string, IppValue[]>();
+  let group = 0;
+  let last: IppValue[] | undefined;
+  // Collections being read: each with the member whose values come next.
+  const stack: { col: IppCollection; member?: IppValue[] }[] = [];
+  for (;;) {
+    const tag = r.u8('a tag');
+    if (tag === TAG.end && stack.length === 0) break;
+    if (tag < 0x10) {
+      if (stack.length) throw new Error('IPP reply: a group begins inside a collection');
+      group = tag;
+      last = undefined;
+      continue;
+    }
+    const name = r.bytes(r.u16('a name length'), 'a name').toString('utf8');
+    const raw = r.bytes(r.u16('a value length'), 'a value');
+    const top = stack.at(-1);
+    if (top) {
+      if (tag === TAG.endCollection) {
+        stack.pop();
+        continue;
+      }
+      if (tag === TAG.memberName) {
+        top.member = top.col[raw.toString('utf8')] = [];
+        continue;
+      }
+      if (!top.member) throw new Error('IPP reply: a collection value without a member name');
+      if (tag === TAG.begCollection) {
+        const col: IppCollection = {};
+        top.member.push(col);
+        stack.push({ col });
+        if (stack.length > 8) throw new Error('IPP reply: collections nested too deep');
+      } else top.member.push(valueOf(tag, raw));
+      continue;
+    }
+    if (tag === TAG.endCollection || tag === TAG.memberName) throw new Error('IPP reply: a collection member outside a collection');
+    let values: IppValue[];
+    if (name) {
+      values = [];
+      if (group !== TAG.operation) attributes.set(name, values);
+      last = values;
+    } else if (last) values = last;
+    else throw new Error('IPP reply: an additional value before any attribute');
+    if (tag === TAG.begCollection) {
+      const col: IppCollection = {};
+      values.push(col);
+      stack.push({ col });
+    } else values.push(valueOf(tag, raw));
+  }
+  return { status, requestId, attributes };
+}
+
+const PRINTER_STATES: Record<number, IppPrinterState['state']> = { 3: 'idle', 4: 'processing', 5: 'stopped' };
+
+/** The response as a printer's state; throws when IPP itself said no (status >= 0x0400). */
+export function printerStateOf(res: IppResponse): IppPrinterState {
+  if (res.status >= 0x0400) throw new Error(`IPP Get-Printer-Attributes refused: status 0x${res.status.toString(16).padStart(4, '0')}`);
+  const a = res.attributes;
+  const strs = (k: string) => (a.get(k) ?? []).filter((v): v is string => typeof v === 'string');
+  const str = (k: string) => strs(k)[0] || undefined;
+  const int = (k: string) => {
+    const v = a.get(k)?.[0];
+    return typeof v === 'number' && v >= 0 ? v : undefined;
+  };
+  const names = strs('marker-names');
+  const colors = a.get('marker-colors') ?? [];
+  const types = a.get('marker-types') ?? [];
+  const levels = a.get('marker-levels') ?? [];
+  const markers = names.slice(0, 64).map((name, i): IppMarker => {
+    const level = levels[i];
+    return {
+      name,
+      ...(typeof colors[i] === 'string' && colors[i] !== 'none' ? { color: colors[i] as string } : {}),
+      ...(typeof types[i] === 'string' ? { type: types[i] as string } : {}),
+      ...(typeof level === 'number' && level >= 0 && level <= 100 ? { level } : {}),
+    };
+  });
+  const col = a.get('printer-impressions-completed-col')?.[0];
+  const member = (k: string) => {
+    const v = col && typeof col === 'object' ? col[k]?.[0] : undefined;
+    return typeof v === 'number' && v >= 0 ? v : undefined;
+  };
+  const state = a.get('printer-state')?.[0];
+  const reasons = strs('printer-state-reasons');
+  return {
+    makeAndModel: str('printer-make-and-model'),
+    uuid: str('printer-uuid')?.replace(/^urn:uuid:/i, ''),
+    deviceId: str('printer-device-id'),
+    firmware: str('printer-firmware-string-version'),
+    state: typeof state === 'number' ? PRINTER_STATES[state] : undefined,
+    stateReasons: reasons.length ? reasons : [],
+    markers,
+    pageCount: int('printer-impressions-completed') ?? member('total'),
+    colorPages: member('full-color'),
+    monoPages: member('monochrome'),
+    webUiUrl: str('printer-more-info'),
+  };
+}
