@@ -11,6 +11,8 @@
 #   boot partition) carries printbox.toml; from the host the test signs in with the provisioned
 #   password, finds the plaintext gone, discovery on, the banner on the serial console; a broken
 #   printbox.toml at the next boot leaves a booting box and printbox-toml.error.
+#   USB printers: gadgets on the VM kernel's virtual buses, plugged, read, unplugged and moved
+#   (scripts/image/usb-stage.sh).
 # The VM is inspected through a root shell on a second serial port that exists only in this
 # test's copy of the image (the shipped image has no such thing).
 # Prints why and exits 0 only when this machine cannot run QEMU at all.
@@ -61,7 +63,7 @@ for f in rootfs.img vmlinuz initrd.img; do [ -s "$out/$f" ] || { echo "missing b
 stage "static unit checks"
 units=(printbox-agent.service printbox-redirect.socket printbox-redirect.service printbox-cert.service
   printbox-cert-renew.service printbox-cert-renew.timer printbox-hostname.service printbox-ssh.service
-  printbox-usb-notify.service printbox-provision.service printbox-banner.service)
+  printbox-provision.service printbox-banner.service)
 if [ -d "$out/rootfs/usr/lib/systemd/system" ]; then
   verify_out=$(cd "$out/rootfs" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify --root="$out/rootfs" "${units[@]}" 2>&1) || true
   if [ -z "$verify_out" ]; then pass "systemd-analyze verify --root: no output"; else fail "systemd-analyze verify --root said:"; echo "$verify_out" | sed 's/^/       /'; fi
@@ -71,7 +73,7 @@ if [ -d "$out/rootfs/usr/lib/systemd/system" ]; then
     check "$u exposure ${exposure:-?} < 3.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 3.0) }'
   done
   # Root one-shots: as low as their jobs allow (docs/image.md has each one's figure and why).
-  for u in printbox-provision.service printbox-banner.service printbox-hostname.service printbox-ssh.service printbox-usb-notify.service; do
+  for u in printbox-provision.service printbox-banner.service printbox-hostname.service printbox-ssh.service; do
     exposure=$(systemd-analyze security --offline=true --root="$out/rootfs" "$u" 2>/dev/null \
       | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
     check "$u exposure ${exposure:-?} < 2.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 2.0) }'
@@ -107,6 +109,7 @@ interval_minutes = 20
 servers = ["ntp.printbox.invalid"]
 TOML
 # The test's copy of the disk with the test console (only here), and that boot partition.
+TVM_TEST_FILES="$repo/test/vm/usb-printers.mjs"
 tvm_prepare "$tmp" "$tmp/printbox.toml"
 https_port=$TVM_HTTPS_PORT
 http_port=$TVM_HTTP_PORT
@@ -206,6 +209,11 @@ check "DNS-SD: TXT path=/" grep -qx ' *path=/' <<<"$dnssd"
 # A broken file for the next boot: the box must boot anyway and say why.
 vm "printf '[polling]\\ninterval_minutes = 0\\n' > /boot/firmware/printbox.toml && sync" >/dev/null || true
 stage_end "provisioning and access from the site network"
+
+stage "USB printers (gadgets on dummy_hcd in the VM's kernel)"
+# shellcheck source=image/usb-stage.sh
+. "$repo/scripts/image/usb-stage.sh"
+stage_end "USB printers (gadgets on dummy_hcd in the VM's kernel)"
 
 stage "watchdog (SIGSTOP on the agent)"
 pid1=$(vm systemctl show -p MainPID --value printbox-agent.service | tr -d '\r\n') || true

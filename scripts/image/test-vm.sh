@@ -7,7 +7,8 @@
 #
 #   tvm_prepare DIR TOML            disk copy with the console unit, a boot disk carrying the
 #                                   printbox.toml file TOML; picks the forwarded ports
-#                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT)
+#                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT); the files named in
+#                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy
 #   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID, TVM_T0
 #   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
 #   tvm_https_ok                    GET /api/version over HTTPS answers 200
@@ -45,6 +46,10 @@ UNIT
 cd /etc/systemd/system
 write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
 CMDS
+  if [ -n "${TVM_TEST_FILES:-}" ]; then
+    { echo "mkdir /opt/printbox-test"; echo "cd /opt/printbox-test"
+      for f in $TVM_TEST_FILES; do echo "write $f $(basename "$f")"; done; } | debugfs -w -f - "$TVM_DISK" >/dev/null 2>&1
+  fi
   mkfs.vfat -n PBOXBOOT -C "$TVM_BOOT_DISK" 16384 >/dev/null
   mcopy -i "$TVM_BOOT_DISK" "$toml" ::printbox.toml
   TVM_HTTPS_PORT=$(tvm_pick_port)

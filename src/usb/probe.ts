@@ -56,7 +56,20 @@ interface PrinterAlt {
   bulkOut?: number;
 }
 
-/** The device's printer-class interfaces (any alternate setting), empty for anything else. */
+/** A printer by its descriptors: some configuration has a printer-class interface (set or not). */
+export function isPrinter(device: UsbDevice): boolean {
+  try {
+    const configs = device.configurations as unknown as UsbConfiguration[];
+    return configs.some((c) => c.interfaces.some((i) => i.alternates.some((a) => a.interfaceClass === PRINTER_CLASS)));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The printer-class interfaces of the active configuration (any alternate setting); empty for
+ * anything else, and for a printer whose configuration the kernel has not set yet.
+ */
 export function printerInterfaces(device: UsbDevice): PrinterAlt[] {
   let config: UsbConfiguration | undefined;
   try {
@@ -78,12 +91,12 @@ export function printerInterfaces(device: UsbDevice): PrinterAlt[] {
 
 /**
  * The sysfs port path ("1-1.2": bus 1, port 1 of the root hub, port 2 of the hub behind it): the
- * socket, which stays the same when a printer is plugged in again. The package's `bus` is that
- * path on Linux; built from the bus number and `ports` when it is only a number.
+ * socket, which stays the same when a printer is plugged in again. The package gives the bus
+ * number zero-padded ("001") and the ports from the root hub down.
  */
 export function portPathOf(device: Pick<UsbDevice, 'bus' | 'ports'>): string {
-  if (/^\d+-\d+(\.\d+)*$/.test(device.bus)) return device.bus;
-  return device.ports?.length ? `${device.bus}-${device.ports.join('.')}` : device.bus;
+  const bus = /^\d+$/.test(device.bus) ? String(Number(device.bus)) : device.bus;
+  return device.ports?.length ? `${bus}-${device.ports.join('.')}` : bus;
 }
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));

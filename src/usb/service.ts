@@ -5,11 +5,12 @@
 //
 // One read at a time per printer (a plug during a poll waits for it). Without hotplug (no netlink
 // in some sandbox), the bus is enumerated again at every polling round instead.
+import { existsSync } from 'node:fs';
 import type { EventBus } from '../events/bus.js';
 import type { Snapshot } from '../model/device.js';
 import { storeReadings, type ReadingsSink } from '../discovery/store-readings.js';
 import { usbNative, type UsbDevice, type UsbNative } from './native.js';
-import { portPathOf, printerInterfaces, probePrinter, type UsbPrinterReport } from './probe.js';
+import { isPrinter, portPathOf, printerInterfaces, probePrinter, type UsbPrinterReport } from './probe.js';
 import { markUnplugged, portName, usbDevice, usbSerial, usbSnapshot } from './reading.js';
 
 export interface UsbPrintersDeps extends ReadingsSink {
@@ -17,8 +18,6 @@ export interface UsbPrintersDeps extends ReadingsSink {
   now(): number;
   /** Each control request and protocol exchange (default 2 s; PJL and IPP get twice that). */
   timeoutMs?: number;
-  /** The native layer; the agent's own unless a test passes another loader. */
-  native?: () => UsbNative;
 }
 
 interface Attached {
@@ -29,6 +28,9 @@ interface Attached {
   reading: Promise<unknown>;
 }
 
+/** Where the kernel lists USB devices: there once a USB controller's driver is loaded. */
+const USB_BUS_DIR = '/sys/bus/usb/devices';
+
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
 export class UsbPrinters {
@@ -37,6 +39,7 @@ export class UsbPrinters {
   private readonly attached = new Map<string, Attached>();
   private stopped = false;
   private readonly timeoutMs: number;
+  private waitForBus?: NodeJS.Timeout;
 
   constructor(private readonly deps: UsbPrintersDeps) {
     this.timeoutMs = deps.timeoutMs ?? 2000;
@@ -45,8 +48,23 @@ export class UsbPrinters {
   /** Watches the bus and reads the printers already plugged in. Never throws: USB is optional. */
   async start(): Promise<void> {
     const { log } = this.deps;
+    // A machine without USB (no usbcore: a container, a test host) waits for it quietly. The
+    // appliance loads usbcore before the agent (its device sandbox needs it, see the unit).
+    if (!existsSync(USB_BUS_DIR)) {
+      log.info({ dir: USB_BUS_DIR }, 'no USB bus yet: waiting for one');
+      await new Promise<void>((resolve) => {
+        this.waitForBus = setInterval(() => {
+          if (this.stopped || existsSync(USB_BUS_DIR)) {
+            clearInterval(this.waitForBus);
+            resolve();
+          }
+        }, 1000);
+        this.waitForBus.unref();
+      });
+      if (this.stopped) return;
+    }
     try {
-      this.native = (this.deps.native ?? usbNative)();
+      this.native = usbNative();
     } catch (err) {
       log.warn({ err: message(err) }, 'USB printers are not read: the usb package has no native layer here');
       return;
@@ -56,6 +74,7 @@ export class UsbPrinters {
       await emitter.addAttach((d) => this.plugged(d));
       await emitter.addDetach((handle) => this.unplugged(handle));
       this.emitter = emitter;
+      log.info('watching USB hotplug events');
     } catch (err) {
       log.warn({ err: message(err) }, 'USB hotplug events not available: USB printers are looked for at each polling round');
     }
@@ -64,6 +83,7 @@ export class UsbPrinters {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.waitForBus);
     await this.emitter?.removeAttach().catch(() => undefined);
     await this.emitter?.removeDetach().catch(() => undefined);
     await Promise.allSettled([...this.attached.values()].map((a) => a.reading));
@@ -103,12 +123,8 @@ export class UsbPrinters {
     try {
       devices = await this.native!.nativeGetDevices();
     } catch (err) {
-      // No /sys/bus/usb: no USB controller driver loaded yet (hotplug still reports a later one).
-      if (/not found/.test(message(err))) devices = [];
-      else {
-        this.deps.log.warn({ err: message(err) }, 'USB devices could not be listed');
-        return;
-      }
+      this.deps.log.warn({ err: message(err) }, 'USB devices could not be listed');
+      return;
     }
     const present = new Set(devices.map((d) => d.handle));
     for (const handle of [...this.attached.keys()]) if (!present.has(handle)) this.unplugged(handle);
@@ -116,7 +132,11 @@ export class UsbPrinters {
   }
 
   private plugged(device: UsbDevice): void {
-    if (this.stopped || printerInterfaces(device).length === 0) return;
+    if (this.stopped) return;
+    if (!isPrinter(device)) {
+      this.deps.log.debug({ port_name: portName(portPathOf(device)), device_class: device.deviceClass }, 'USB device plugged in: not a printer');
+      return;
+    }
     const entry: Attached = { device, reading: Promise.resolve() };
     this.attached.set(device.handle, entry);
     this.deps.log.info({ port_name: portName(portPathOf(device)), vendor_id: device.vendorId, product_id: device.productId }, 'USB printer plugged in');
@@ -158,6 +178,7 @@ export class UsbPrinters {
     const { log } = this.deps;
     if (this.stopped || this.attached.get(entry.device.handle) !== entry) return undefined;
     const t0 = Date.now();
+    await this.configured(entry);
     const report = await probePrinter(entry.device, { timeoutMs: meters ? this.timeoutMs * 2 : this.timeoutMs, meters });
     if (this.stopped) return undefined;
     const serial = usbSerial(report);
@@ -170,6 +191,18 @@ export class UsbPrinters {
     // Unplugged while it was being read: it was stored as present, so say it is gone.
     if (this.attached.get(entry.device.handle) !== entry) this.markUnplugged(serial);
     return snapshot;
+  }
+
+  /**
+   * Hotplug can report a printer before the kernel has set its configuration (its interfaces are
+   * unknown until then): the device is listed again until they are there, for 2 s at most.
+   */
+  private async configured(entry: Attached): Promise<void> {
+    for (let i = 0; i < 20 && printerInterfaces(entry.device).length === 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const fresh = (await this.native!.nativeGetDevices().catch(() => [])).find((d) => d.handle === entry.device.handle);
+      if (fresh) entry.device = fresh;
+    }
   }
 
   /** The record only (identity, port status): what a plug stores before the meters come. */
