@@ -56,7 +56,8 @@ function add(name, spec) {
 }
 
 const spec = (name) => JSON.parse(readFileSync(`${STATE}/${name}.json`, 'utf8'));
-const bind = (name, udc) => writeFileSync(`${G}/${name}/UDC`, udc);
+// An empty write never reaches the kernel: unbinding is a line with nothing on it.
+const bind = (name, udc) => writeFileSync(`${G}/${name}/UDC`, udc ? udc : '\n');
 
 /**
  * The printer side of the bulk endpoints while bound: answers @PJL INFO PAGECOUNT and INFO STATUS
@@ -64,37 +65,45 @@ const bind = (name, udc) => writeFileSync(`${G}/${name}/UDC`, udc);
  */
 function answerPjl(name) {
   const s = spec(name);
-  const node = `/dev/g_printer${s.minor}`;
-  const bound = () => readFileSync(`${G}/${name}/UDC`, 'utf8').trim() !== '';
-  const nap = () => execFileSync('sleep', ['0.1']);
+  const udc = readFileSync(`${G}/${name}/UDC`, 'utf8').trim();
+  if (!udc) return;
+  // Opened once, after the host has configured the gadget (f_printer refuses reads before). Not
+  // opened again in a loop: an open racing the gadget's teardown locked the VM's kernel up once
+  // (chrdev_open spinning), so the answerer ends with its printer.
+  for (let i = 0; i < 100; i++) {
+    const state = readFileSync(`/sys/class/udc/${udc}/state`, 'utf8').trim();
+    if (state === 'configured') break;
+    execFileSync('sleep', ['0.05']);
+  }
+  let fd;
+  try {
+    fd = openSync(`/dev/g_printer${s.minor}`, 'r+');
+  } catch (err) {
+    console.error(`${name}: ${err.message}`);
+    return;
+  }
   const buf = Buffer.alloc(4096);
   let text = '';
-  // Until unbound. Before the host has configured the gadget, and between plugs, f_printer
-  // refuses reads (ENODEV, ESHUTDOWN): wait and open again.
-  while (bound()) {
-    let fd;
-    try {
-      fd = openSync(node, 'r+');
-      for (;;) {
-        const n = readSync(fd, buf, 0, buf.length, null);
-        if (n <= 0) break;
-        text += buf.subarray(0, n).toString('latin1');
-        if (s.pagecount == null) { text = ''; continue; }
-        let m;
-        while ((m = /@PJL INFO (PAGECOUNT|STATUS)\r?\n/.exec(text))) {
-          text = text.slice(m.index + m[0].length);
-          const reply = m[1] === 'PAGECOUNT'
-            ? `@PJL INFO PAGECOUNT\r\n${s.pagecount}\r\n\f`
-            : `@PJL INFO STATUS\r\nCODE=10001\r\nDISPLAY="Ready"\r\nONLINE=TRUE\r\n\f`;
-          writeSync(fd, Buffer.from(reply, 'latin1'));
-        }
-        if (text.length > 8192) text = text.slice(-1024);
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n <= 0) break;
+      text += buf.subarray(0, n).toString('latin1');
+      if (s.pagecount == null) { text = ''; continue; }
+      let m;
+      while ((m = /@PJL INFO (PAGECOUNT|STATUS)\r?\n/.exec(text))) {
+        text = text.slice(m.index + m[0].length);
+        const reply = m[1] === 'PAGECOUNT'
+          ? `@PJL INFO PAGECOUNT\r\n${s.pagecount}\r\n\f`
+          : `@PJL INFO STATUS\r\nCODE=10001\r\nDISPLAY="Ready"\r\nONLINE=TRUE\r\n\f`;
+        writeSync(fd, Buffer.from(reply, 'latin1'));
       }
-    } catch {
-      nap();
-    } finally {
-      if (fd !== undefined) closeSync(fd);
+      if (text.length > 8192) text = text.slice(-1024);
     }
+  } catch (err) {
+    console.error(`${name}: ${err.message}`); // unbound: the printer is gone
+  } finally {
+    closeSync(fd);
   }
 }
 
