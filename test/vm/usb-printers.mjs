@@ -180,8 +180,38 @@ function serveHostile(name, udc) {
   }
 }
 
+/** Runs `command` for gadget NAME in a detached child whose pid unplug() ends first. */
+function inBackground(name, ...command) {
+  const child = spawn(process.execPath, [process.argv[1], ...command], { detached: true, stdio: 'ignore' });
+  writeFileSync(`${STATE}/${name}.pid`, String(child.pid));
+  child.unref();
+}
+
 function answerInBackground(name) {
-  spawn(process.execPath, [process.argv[1], 'answer', name], { detached: true, stdio: 'ignore' }).unref();
+  inBackground(name, 'answer', name);
+}
+
+/**
+ * Unplugs NAME. Its gadget-side process is ended first, while the device node still exists:
+ * f_printer (6.1) frees its character device on unbind even with the node open, and the process's
+ * later close then corrupts the kernel's lists (a BUG in cdev_put, seen here at a reboot).
+ */
+function unplug(name) {
+  const pidFile = `${STATE}/${name}.pid`;
+  if (existsSync(pidFile)) {
+    const pid = Number(readFileSync(pidFile, 'utf8'));
+    try {
+      process.kill(pid, 'SIGKILL');
+      for (let i = 0; i < 40 && existsSync(`/proc/${pid}`); i++) execFileSync('sleep', ['0.05']);
+    } catch {
+      // already gone
+    }
+  }
+  try {
+    bind(name, '');
+  } catch {
+    // a FunctionFS gadget unbinds itself when its ep0 closes
+  }
 }
 
 async function timePlug(name, udc, serial) {
@@ -201,10 +231,10 @@ switch (cmd) {
   case 'setup': setup(); break;
   case 'add': add(args[0], args[1]); break;
   case 'plug': bind(args[0], args[1]); answerInBackground(args[0]); break;
-  case 'unplug': bind(args[0], ''); break;
+  case 'unplug': unplug(args[0]); break;
   case 'answer': answerPjl(args[0]); break;
   case 'add-hostile': addHostile(args[0], args[1]); break;
-  case 'plug-hostile': spawn(process.execPath, [process.argv[1], 'serve-hostile', args[0], args[1]], { detached: true, stdio: 'ignore' }).unref(); break;
+  case 'plug-hostile': inBackground(args[0], 'serve-hostile', args[0], args[1]); break;
   case 'serve-hostile': serveHostile(args[0], args[1]); break;
   case 'time-plug': await timePlug(args[0], args[1], args[2]); break;
   default: console.error(`unknown command ${cmd}`); process.exit(2);
