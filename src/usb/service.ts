@@ -89,11 +89,6 @@ export class UsbPrinters {
     await Promise.allSettled([...this.attached.values()].map((a) => a.reading));
   }
 
-  /** Attached printers: serial (once read) and port, for tests and the log. */
-  list(): { serial?: string; port_name: string }[] {
-    return [...this.attached.values()].map((a) => ({ serial: a.serial, port_name: portName(portPathOf(a.device)) }));
-  }
-
   /** Reads one plugged-in printer now; undefined when it is not plugged in or gave no meter. */
   async collect(serial: string): Promise<Snapshot | undefined> {
     const entry = [...this.attached.values()].find((a) => a.serial === serial);
