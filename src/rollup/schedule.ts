@@ -87,8 +87,14 @@ export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: s
     return running;
   };
   // UTC so that "5 past the hour" does not shift or repeat on DST changes.
-  const task = cron.schedule(cronExpr, () => tick('schedule'), { timezone: 'UTC', noOverlap: true, name: 'rollup' });
-  setImmediate(() => tick('startup'));
+  // The start-up catch-up is the first pass: a tick due before it has begun (a busy start) is
+  // skipped, the catch-up does its work.
+  let started = false;
+  const task = cron.schedule(cronExpr, () => (started ? tick('schedule') : undefined), { timezone: 'UTC', noOverlap: true, name: 'rollup' });
+  setImmediate(() => {
+    started = true;
+    void tick('startup');
+  });
   return {
     async stop() {
       stopping.abort();

@@ -21,7 +21,10 @@ test('startRollupSchedule catches up at start-up, runs on its schedule without o
   const lines: string[] = [];
   const log = { info: (o: object, m?: string) => lines.push(`${m} ${JSON.stringify(o)}`), error: (o: object, m?: string) => lines.push(`ERR ${m} ${JSON.stringify(o)}`) };
   const { stop } = startRollupSchedule(db, log, '* * * * * *'); // every second
-  await new Promise((r) => setTimeout(r, 2500));
+  // Until a scheduled pass has run (on a loaded machine the first ticks can be late), 15 s at most.
+  for (let waited = 0; waited < 15_000 && !lines.some((l) => l.includes('"reason":"schedule"')); waited += 100) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await stop();
   const n = lines.length;
   await new Promise((r) => setTimeout(r, 1200));
