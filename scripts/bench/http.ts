@@ -4,6 +4,9 @@
 // p50/p99 latency, the server's CPU per request (from /proc), and agent/minimal ratios. Then
 // start-up: spawn to the first 200 of each. Everything on 127.0.0.1.
 //   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 5] [--rounds 3] [--db FILE]
+//     [--flags unit|none] [--only SUBSTRING]
+// --flags: both servers run with the agent unit's Node flags and memory environment (the default:
+// what the box runs), or with none. --only: just the endpoints whose path contains SUBSTRING.
 // --db: a copy of that database is served instead of a generated fleet, and history is measured
 // too (each period): use the 2-year fleet that history.ts generates and caches, e.g.
 // /var/tmp/printbox-bench/fleet-500x730-old60/printbox.db.
@@ -11,44 +14,57 @@ import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { device, metrics, ndjson } from '../../test/helpers/seed.js';
-import { cpuMs, freePort } from './process.js';
+import { readSnmprec } from '../../test/helpers/snmprec.js';
+import { parsePrinter, type ParsedPrinter } from '../../src/snmp/parse/printer.js';
+import { cpuMs, freePort, unitEnvironment, unitNodeFlags } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
 const minimal = join(here, 'minimal-server.js');
-const arg = (name: string, dflt: number) => {
+const option = (name: string) => {
   const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? Number(process.argv[i + 1]) : dflt;
+  return i > 0 ? process.argv[i + 1] : undefined;
 };
-const DEVICES = arg('devices', 500);
-const SECONDS = arg('seconds', 5);
-const ROUNDS = arg('rounds', 3);
+const DEVICES = Number(option('devices') ?? 500);
+const SECONDS = Number(option('seconds') ?? 5);
+const ROUNDS = Number(option('rounds') ?? 3);
 const CONNECTIONS = 16;
-const dbIndex = process.argv.indexOf('--db');
-const DB = dbIndex > 0 ? process.argv[dbIndex + 1] : '';
+const DB = option('db') ?? '';
+const UNIT_FLAGS = (option('flags') ?? 'unit') === 'unit';
+const ONLY = option('only') ?? '';
+const nodeFlags = UNIT_FLAGS ? unitNodeFlags() : [];
+const env = { ...process.env, ...(UNIT_FLAGS ? unitEnvironment() : {}) };
 
+// The real printers' recordings (test/fixtures/snmp), parsed as a scan parses them: the fleet's
+// PrinterInfo records are theirs (1-3 KiB each), not made up.
+function recordedPrinters(now: number): ParsedPrinter[] {
+  const root = join(here, '../../../test/fixtures/snmp');
+  return readdirSync(root, { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => readdirSync(join(root, d.name)).filter((f) => f.endsWith('.snmprec')).map((f) => join(root, d.name, f)))
+    .sort()
+    .map((file) => parsePrinter(readSnmprec(file), '127.0.0.1', new Date(now)));
+}
 
-/** A fleet like a site's: DEVICES saved printers, each with a PrinterInfo and a latest snapshot. */
+/** A fleet like a site's: DEVICES saved printers, each a recorded printer's PrinterInfo, and a latest snapshot. */
 function fleet(now: number): string {
+  const printers = recordedPrinters(now);
   const lines: object[] = [];
   for (let i = 0; i < DEVICES; i++) {
+    const p = printers[i % printers.length];
     const serial = `BENCH${String(i).padStart(5, '0')}`;
     const ip = `127.0.${Math.floor(i / 250)}.${(i % 250) + 1}`;
-    const info = {
-      ip, manufacturer: 'Kyocera', model: 'ECOSYS P2040dw', serial, last_seen: new Date(now).toISOString(), page_count: 7000 + i,
-      toner_levels: { black: 50 + (i % 50) }, consumables: ['black', 'waste_toner'], status_messages: ['Ready'],
-      learned_oids: { page_count_oid: '1.3.6.1.2.1.43.10.2.1.4.1.1' }, is_mono: true, firmware: '2S0_2F00.002.007',
-    };
+    const info = { ...p.info, ip, serial };
     lines.push(device(serial, ip, now, {
-      manufacturer: 'Kyocera', model: 'ECOSYS P2040dw', hostname: serial.toLowerCase(), source_type: 'snmp', is_saved: true,
-      location: `Floor ${i % 5}`, consumables: ['black', 'waste_toner'], status_messages: ['Ready'], printer_info: info,
+      manufacturer: info.manufacturer, model: info.model, hostname: serial.toLowerCase(), source_type: 'snmp', is_saved: true,
+      location: `Floor ${i % 5}`, consumables: info.consumables, status_messages: info.status_messages, printer_info: info,
     }));
-    lines.push(metrics(serial, 'raw', now - 60_000, { page_count: 7000 + i, toner_levels: { black: 50 + (i % 50) } }));
+    lines.push(metrics(serial, 'raw', now - 60_000, { page_count: 7000 + i, toner_levels: p.metrics.toner_levels }));
   }
   return ndjson(lines);
 }
@@ -99,32 +115,41 @@ try {
     if (imp.status !== 0) throw new Error(`import failed: ${imp.stderr}`);
   }
 
-  // Start-up: spawn to the first 200 (the agent's certificate is made on its first start; the
-  // timed start is the second, as on a box).
-  const startAgent = () => {
-    const p = spawn(process.execPath, [cli, 'serve', '--config', config], { stdio: 'ignore' });
+  // Start-up: spawn to the first 200 on /api/version, the median of STARTS starts of each, the
+  // last start of each kept for the load runs. The agent makes its certificate on its very first
+  // start, which is not timed: a box's certificate is made once.
+  const STARTS = 5;
+  const agentArgs = [...nodeFlags, cli, 'serve', '--config', config];
+  const minimalArgs = [...nodeFlags, minimal, join(dir, 'data/printbox.db'), join(dir, 'data/tls/agent.crt'), join(dir, 'data/tls/agent.key'), String(minimalPort)];
+  const start = async (args: string[], port: number) => {
+    const t0 = Date.now();
+    const p = spawn(process.execPath, args, { stdio: 'ignore', env });
     procs.push(p);
-    return p;
+    await waitFor200(port, '/api/version', Date.now() + 30_000);
+    return { p, ms: Date.now() - t0 };
   };
-  const first = startAgent();
-  await waitFor200(agentPort, '/api/version', Date.now() + 30_000);
-  first.kill('SIGTERM');
-  await new Promise((r) => first.once('exit', r));
-  const t0 = Date.now();
-  const agent = startAgent();
-  await waitFor200(agentPort, '/api/version', Date.now() + 30_000);
-  const agentStart = Date.now() - t0;
-  const t1 = Date.now();
-  const bare = spawn(process.execPath, [minimal, join(dir, 'data/printbox.db'), join(dir, 'data/tls/agent.crt'), join(dir, 'data/tls/agent.key'), String(minimalPort)], { stdio: 'ignore' });
-  procs.push(bare);
-  await waitFor200(minimalPort, '/api/version', Date.now() + 30_000);
-  const bareStart = Date.now() - t1;
+  const stop = (p: ChildProcess) => new Promise((r) => (p.kill('SIGTERM'), p.once('exit', r)));
+  await stop((await start(agentArgs, agentPort)).p);
+  const startTimes = { agent: [] as number[], minimal: [] as number[] };
+  let agent!: ChildProcess;
+  let bare!: ChildProcess;
+  for (let i = 0; i < STARTS; i++) {
+    const a = await start(agentArgs, agentPort);
+    const m = await start(minimalArgs, minimalPort);
+    startTimes.agent.push(a.ms);
+    startTimes.minimal.push(m.ms);
+    if (i < STARTS - 1) await Promise.all([stop(a.p), stop(m.p)]);
+    else [agent, bare] = [a.p, m.p];
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  const [agentStart, bareStart] = [median(startTimes.agent), median(startTimes.minimal)];
 
-  console.log(`node ${process.version}; ${DB ? `fleet ${DB}` : `${DEVICES} saved devices`}; autocannon ${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, agent and minimal server interleaved`);
-  const endpoints = [`/api/devices/metrics/latest?serial=${serial}`, '/devices/list', '/api/version'];
+  console.log(`node ${process.version} ${nodeFlags.join(' ') || '(no flags)'}; ${DB ? `fleet ${DB}` : `${DEVICES} saved devices`}; autocannon ${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, agent and minimal server interleaved`);
+  let endpoints = [`/api/devices/metrics/latest?serial=${serial}`, '/devices/list', '/api/version'];
   if (DB) for (const p of ['day', 'week', 'month', 'year']) endpoints.push(`/api/devices/metrics/history?serial=${serial}&period=${p}`);
-  console.log('| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | req/s ratio (agent/minimal) |');
-  console.log('|---|---|---|---|---|---|---|');
+  endpoints = endpoints.filter((p) => p.includes(ONLY));
+  console.log('| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | KiB/response | req/s ratio (agent/minimal) |');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const path of endpoints) {
     // Warm both (JIT, page cache) out of the timed runs.
     await autocannon({ url: `https://127.0.0.1:${agentPort}${path}`, connections: 4, duration: 1 });
@@ -134,20 +159,20 @@ try {
       runs.agent.push(await load(agentPort, agent.pid!, path));
       runs.minimal.push(await load(minimalPort, bare.pid!, path));
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     const row = (k: 'agent' | 'minimal') => ({
       rps: median(runs[k].map((x) => x.rps)),
       p50: median(runs[k].map((x) => x.p50)),
       p99: median(runs[k].map((x) => x.p99)),
       cpu: median(runs[k].map((x) => x.cpuPerReq)),
+      kb: median(runs[k].map((x) => x.bytes)) / 1024,
     });
     const a = row('agent');
     const m = row('minimal');
     const name = path.includes('period=') ? `history ${path.split('period=')[1]}` : path.split('?')[0];
-    console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | **${(a.rps / m.rps).toFixed(2)}x** |`);
-    console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | |`);
+    console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | ${a.kb.toFixed(1)} | **${(a.rps / m.rps).toFixed(2)}x** |`);
+    console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | ${m.kb.toFixed(1)} | |`);
   }
-  console.log(`\nstart-up, spawn to the first 200 on /api/version: agent ${agentStart} ms, minimal server ${bareStart} ms (${(agentStart / bareStart).toFixed(1)}x)`);
+  console.log(`\nstart-up, spawn to the first 200 on /api/version, median of ${STARTS}: agent ${agentStart} ms (${startTimes.agent.join(', ')}), minimal server ${bareStart} ms (${startTimes.minimal.join(', ')}): ${(agentStart / bareStart).toFixed(1)}x`);
 } finally {
   for (const p of procs) p.kill('SIGTERM');
   rmSync(dir, { recursive: true, force: true });

@@ -12,12 +12,34 @@ export function sendText(res: ServerResponse, status: number, message: string): 
 }
 
 export function sendJson(res: ServerResponse, status: number, value: unknown): void {
-  const body = JSON.stringify(value) + '\n';
+  sendJsonBody(res, status, JSON.stringify(value) + '\n');
+}
+
+/** A JSON array of `items`, each turned into JSON text by `itemJson` (see jsonArrayText). */
+export function sendJsonArray<T>(res: ServerResponse, status: number, items: Iterable<T>, itemJson: (item: T) => string): void {
+  sendJsonBody(res, status, jsonArrayText(items, itemJson));
+}
+
+function sendJsonBody(res: ServerResponse, status: number, body: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
+}
+
+/**
+ * A JSON array and its newline, made item by item as `items` yields them: no array of items is
+ * held while a large list is made, so what each item costs is garbage before the next, in V8's
+ * young generation (1 MiB under the unit's flags). /devices/list (1.6 MB for 500 printers) costs
+ * 40% less CPU than when it was an array of entry objects given to JSON.stringify
+ * (docs/performance.md). Turning the text into bytes every 16 KiB, to hold it outside V8's heap,
+ * cost more CPU than it saved.
+ */
+export function jsonArrayText<T>(items: Iterable<T>, itemJson: (item: T) => string): string {
+  let text = '[';
+  for (const item of items) text += (text.length > 1 ? ',' : '') + itemJson(item);
+  return text + ']\n';
 }
 
 /** The storage error's own message, for the contract's "<prefix>: <storage error>" bodies. */

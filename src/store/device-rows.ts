@@ -24,9 +24,9 @@ const q = (s: string) => JSON.stringify(s);
 function readLine(f: DeviceField): string {
   const [col, name] = [q(columnOf(f)), q(f.name)];
   switch (f.kind) {
-    // NOT NULL DEFAULT 0 columns: never absent from a record
+    // NOT NULL DEFAULT 0 columns: never NULL, and absent only from a row that did not select them
     case 'bool':
-      return `d[${name}] = row[${col}] === 1;`;
+      return `v = row[${col}]; if (v !== undefined) d[${name}] = v === 1;`;
     case 'array':
     case 'object':
       return `v = row[${col}]; if (v !== null && v !== undefined) d[${name}] = JSON.parse(v);`;
@@ -47,7 +47,10 @@ const others = FIELDS.filter((f) => f.name !== 'last_seen');
 const compile = (param: string, body: string[]) =>
   new Function(`return (${param}) => {\n ${body.join('\n ')}\n};`)();
 
-/** The record of a devices row (a row of the devices query: `seen` is its last_seen). */
+/**
+ * The record of a devices row (a row of the devices query: `seen` is its last_seen). A row that
+ * selected only some columns gives a record with only those fields.
+ */
 export const fromRow: (row: Row) => Device = compile('row', [
   'const d = { last_seen: row.seen ?? row.last_seen };', 'let v;', ...others.map(readLine), 'return d;',
 ]);

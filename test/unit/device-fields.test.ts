@@ -1,6 +1,7 @@
 // The device record's one field table (model/device-fields.ts) against what is built from it and
 // what it must match: the devices table the migrations build (migrations stay literal SQL, so this
-// is where the two meet), the store's row reader and writer, the API's Device and the backup.
+// is where the two meet), the store's row reader and writer, the API's Device, the saved list and
+// the backup.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,8 @@ import { DeviceStore } from '../../src/store/devices.js';
 import { COLUMNS } from '../../src/store/device-rows.js';
 import { DEVICE_BACKUP_FIELDS, DEVICE_FIELDS, DEVICE_RECORD, columnOf, type DeviceField } from '../../src/model/device-fields.js';
 import type { Device } from '../../src/model/device.js';
+import { SAVED_ENTRY_FIELDS, serialize } from '../../src/model/serialize.js';
+import { printerInfoOf, SAVED_ENTRY_SOURCE, savedEntryText } from '../../src/model/views.js';
 
 const RECORD: readonly DeviceField[] = DEVICE_RECORD;
 
@@ -36,7 +39,8 @@ test('the field table names every column of the devices table the migrations bui
     const fromTable = RECORD.map((f) => ({ name: columnOf(f), type: COLUMN_TYPE[f.kind] }));
     const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     assert.deepEqual([...fromTable].sort(byName), [...schema].sort(byName));
-    // Booleans are NOT NULL DEFAULT 0 (the row reader relies on it: it never leaves one out).
+    // Booleans are NOT NULL DEFAULT 0 (the row reader relies on it: it leaves one out only when the
+    // query did not select it).
     const notNull = new Set((db.prepare('SELECT name FROM pragma_table_info(?) WHERE "notnull"').pluck().all('devices')) as string[]);
     for (const f of RECORD.filter((x) => x.kind === 'bool')) assert.ok(notNull.has(columnOf(f)), `${f.name} NOT NULL`);
     assert.deepEqual(COLUMNS, RECORD.map(columnOf));
@@ -74,5 +78,37 @@ test('a record goes through the devices table unchanged: every field, and no fie
     const got = store.get('B-1')!;
     assert.deepEqual(got, bare);
     assert.deepEqual(Object.keys(got).sort(), Object.keys(bare).sort(), 'absent fields stay absent, not undefined');
+  });
+});
+
+test('eachSaved reads only the fields asked for (and last_seen), of saved devices, in serial order', () => {
+  withStore((store) => {
+    store.put({ ...FULL, serial: 'F-2' });
+    store.put(FULL);
+    store.put({ ...FULL, serial: 'F-0', is_saved: false });
+    const got = [...store.eachSaved(['serial', 'is_usb', 'raw_data', 'location'])];
+    assert.deepEqual(got, [
+      { serial: 'F-1', last_seen: 3_000, is_usb: true, raw_data: FULL.raw_data, location: 'L' },
+      { serial: 'F-2', last_seen: 3_000, is_usb: true, raw_data: FULL.raw_data, location: 'L' },
+    ]);
+  });
+});
+
+test('a saved entry is made as text from the fields it names: the contract entry (2.1) of the whole record', () => {
+  withStore((store) => {
+    const bare: Device = {
+      serial: 'B-1', ip: '10.0.0.2', last_seen: 5, created_at: 5, first_seen: 5, device_type: 'network', source_type: 'import',
+      is_usb: false, is_default: false, is_shared: false, usb_webui_available: false, is_saved: true, visible: true,
+    };
+    store.put(FULL);
+    store.put(bare);
+    // The entry as the generic serializer makes it from the full record.
+    const entry = (d: Device) => {
+      const info = printerInfoOf(d);
+      return serialize(SAVED_ENTRY_FIELDS, { ...d, path: `${d.serial}.json`, printer_info: info, info });
+    };
+    const texts = [...store.eachSaved(SAVED_ENTRY_SOURCE)].map(savedEntryText);
+    assert.deepEqual(texts, store.listSaved().map((d) => JSON.stringify(entry(d))));
+    assert.equal(texts.length, 2);
   });
 });
