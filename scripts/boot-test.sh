@@ -37,6 +37,9 @@ command -v debugfs >/dev/null || need+=(e2fsprogs)
 command -v openssl >/dev/null || need+=(openssl)
 command -v mkfs.vfat >/dev/null || need+=(dosfstools)
 command -v mcopy >/dev/null || need+=(mtools)
+command -v genimage >/dev/null || need+=(genimage)
+command -v grub-editenv >/dev/null || need+=(grub-common)
+[ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || need+=(ovmf)
 if [ ${#need[@]} -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null \
     || skip "could not install ${need[*]}"
@@ -52,18 +55,19 @@ stage() { stage_start=$(date +%s); echo "== boot test: $1"; }
 stage_end() { echo "== boot test: $1 took $(( $(date +%s) - stage_start ))s"; }
 
 # ---------------------------------------------------------------------------------------------
-if [ "${PRINTBOX_BOOT_TEST_NO_BUILD:-}" != 1 ] || [ ! -s "$out/rootfs.img" ]; then
+if [ "${PRINTBOX_BOOT_TEST_NO_BUILD:-}" != 1 ] || [ ! -s "$out/disk.img" ]; then
   stage "build image"
   "$repo/scripts/build-image.sh" amd64
   stage_end "build image"
 fi
-for f in rootfs.img vmlinuz initrd.img; do [ -s "$out/$f" ] || { echo "missing build/amd64/$f" >&2; exit 1; }; done
+for f in disk.img rootfs.img parts/esp.vfat parts/data.ext4 parts/genimage.cfg; do [ -s "$out/$f" ] || { echo "missing build/amd64/$f" >&2; exit 1; }; done
 
 # ---------------------------------------------------------------------------------------------
 stage "static unit checks"
 units=(printbox-agent.service printbox-redirect.socket printbox-redirect.service printbox-cert.service
   printbox-cert-renew.service printbox-cert-renew.timer printbox-hostname.service printbox-ssh.service
-  printbox-provision.service printbox-banner.service)
+  printbox-provision.service printbox-banner.service printbox-mark-good.service
+  printbox-update-reboot.path printbox-update-reboot.service)
 if [ -d "$out/rootfs/usr/lib/systemd/system" ]; then
   verify_out=$(cd "$out/rootfs" && SYSTEMD_LOG_COLOR=0 systemd-analyze verify --root="$out/rootfs" "${units[@]}" 2>&1) || true
   if [ -z "$verify_out" ]; then pass "systemd-analyze verify --root: no output"; else fail "systemd-analyze verify --root said:"; echo "$verify_out" | sed 's/^/       /'; fi
@@ -73,7 +77,8 @@ if [ -d "$out/rootfs/usr/lib/systemd/system" ]; then
     check "$u exposure ${exposure:-?} < 3.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 3.0) }'
   done
   # Root one-shots: as low as their jobs allow (docs/image.md has each one's figure and why).
-  for u in printbox-provision.service printbox-banner.service printbox-hostname.service printbox-ssh.service; do
+  for u in printbox-provision.service printbox-banner.service printbox-hostname.service printbox-ssh.service \
+      printbox-mark-good.service printbox-update-reboot.service; do
     exposure=$(systemd-analyze security --offline=true --root="$out/rootfs" "$u" 2>/dev/null \
       | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')
     check "$u exposure ${exposure:-?} < 2.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 2.0) }'
@@ -88,8 +93,10 @@ stage_end "static unit checks"
 TVM_OUT=$out
 . "$repo/scripts/image/test-vm.sh"
 tmp=$(mktemp -d /tmp/printbox-boot-test.XXXXXX)
+upd_pid="" bundles_pid=""
 cleanup() {
   if [ -n "$TVM_PID" ] && kill -0 "$TVM_PID" 2>/dev/null; then kill -9 "$TVM_PID" 2>/dev/null || true; fi
+  for p in $upd_pid $bundles_pid; do kill "$p" 2>/dev/null || true; done
   if [ "${PRINTBOX_BOOT_TEST_KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
 trap cleanup EXIT
@@ -111,6 +118,23 @@ TOML
 # The test's copy of the disk with the test console (only here), and that boot partition.
 TVM_TEST_FILES="$repo/test/vm/usb-printers.mjs"
 tvm_prepare "$tmp" "$tmp/printbox.toml"
+# Updates for the A/B stage come from a web server on the host's loopback, which the VM reaches
+# at http://10.0.2.100/ (a guestfwd: nothing else is reachable from the VM).
+upd=$tmp/updates
+mkdir -p "$upd"
+upd_port=$(tvm_pick_port)
+python3 -m http.server --bind 127.0.0.1 --directory "$upd" "$upd_port" >"$tmp/update-server.log" 2>&1 &
+upd_pid=$!
+# QEMU runs this for each connection the VM opens to 10.0.2.100:80 (its stdin and stdout are it).
+cat >"$tmp/relay.sh" <<RELAY
+#!/bin/bash
+exec 3<>/dev/tcp/127.0.0.1/$upd_port
+cat <&3 &
+cat >&3
+wait
+RELAY
+chmod 755 "$tmp/relay.sh"
+TVM_NETDEV_EXTRA=",guestfwd=tcp:10.0.2.100:80-cmd:$tmp/relay.sh"
 https_port=$TVM_HTTPS_PORT
 http_port=$TVM_HTTP_PORT
 
@@ -132,6 +156,40 @@ fi
 pass "first boot: power-on to GET /api/version over HTTPS in ${t_first}s"
 wait_console || { fail "test console"; show_serial first; exit 1; }
 stage_end "first boot"
+
+# Update bundles for the A/B stage, made while the VM goes through the stages before it: the
+# build's root filesystem with the next version, and one more whose Node cannot run (an update
+# whose agent never becomes ready). Each is the same tree, changed with debugfs (the version, and
+# the test console slot A's copy has), signed like the build's own bundle.
+v_cur=$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$repo/package.json" | head -n1)
+IFS=. read -r va vb vc <<<"${v_cur%%[-+]*}"
+v_next=$va.$vb.$(( vc + 1 )) v_bad=$va.$vb.$(( vc + 2 ))
+variant_bundle() { # VERSION [debugfs command]
+  local v=$1 img=$tmp/rootfs-$1.img
+  cp --sparse=always "$out/rootfs.img" "$img"
+  tvm_test_rootfs "$img" # the test console, as in slot A's copy
+  debugfs -R "cat /opt/printbox/package.json" "$img" 2>/dev/null \
+    | sed "s/^  \"version\": \".*\",\$/  \"version\": \"$v\",/" >"$tmp/package-$v.json"
+  printf 'rm /opt/printbox/package.json\nwrite %s /opt/printbox/package.json\n%s\n' "$tmp/package-$v.json" "${2:-}" \
+    | debugfs -w -f - "$img" >/dev/null 2>&1
+  "$repo/scripts/image/bundle.sh" amd64 "$img" "$upd" "$v"
+  rm -f "$img"
+}
+(
+  export PRINTBOX_BUNDLE_KEY=${PRINTBOX_BUNDLE_KEY:-$repo/build/keys/development.key}
+  export PRINTBOX_BUNDLE_CERT=${PRINTBOX_BUNDLE_CERT:-$repo/build/keys/development.crt}
+  export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || echo 1700000000)}
+  variant_bundle "$v_next"
+  variant_bundle "$v_bad" "sif /opt/printbox/node/bin/node mode 0100000"
+  # Signed by a key the box does not trust, and with its signature changed.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 -subj "/CN=not PrintBox" \
+    -keyout "$tmp/other.key" -out "$tmp/other.crt" 2>/dev/null
+  rauc resign --keyring="$PRINTBOX_BUNDLE_CERT" --signing-keyring="$tmp/other.crt" --cert="$tmp/other.crt" --key="$tmp/other.key" \
+    "$upd/printbox-$v_next.raucb" "$upd/other-key.raucb" >/dev/null 2>&1
+  cp "$upd/printbox-$v_next.raucb" "$upd/altered.raucb"
+  printf 'X' | dd of="$upd/altered.raucb" bs=1 seek=$(( $(stat -c %s "$upd/altered.raucb") - 100 )) conv=notrunc 2>/dev/null
+) >"$tmp/bundles.log" 2>&1 &
+bundles_pid=$!
 
 stage "first boot checks"
 check "printbox-agent active" vm systemctl is-active --quiet printbox-agent.service
@@ -300,6 +358,144 @@ check "printbox-agent active after power cut" vm systemctl is-active --quiet pri
 cert_sum3=$(vm sha256sum /var/lib/printbox/tls/agent.crt | cut -c1-64) || true
 check "certificate unchanged after power cut" test "$cert_sum1" = "$cert_sum3"
 stage_end "power cut during writes"
+
+stage "A/B update with RAUC, through the agent's API"
+# The slot booted, marked good once the agent served; the data partition; who may use RAUC.
+slot_of() { vm "sed -n 's/.*rauc\.slot=\([AB]\).*/\1/p' /proc/cmdline" | tr -d '\r\n'; }
+slot=$(slot_of) || true
+check "booted from slot A (rauc.slot=$slot)" test "$slot" = A
+VM_TIMEOUT=100 vm "timeout 90 sh -c 'until systemctl is-active --quiet printbox-mark-good.service; do sleep 1; done'" >/dev/null || true
+check "printbox-mark-good.service ran" vm systemctl is-active --quiet printbox-mark-good.service \
+  || vm "journalctl -b -u printbox-mark-good.service --no-pager | tail -n 20" | sed 's/^/       /'
+check "slot A marked good (grubenv A_OK=1 A_TRY=0)" vm "grub-editenv /boot/efi/EFI/BOOT/grubenv list | grep -qx A_TRY=0"
+check "/var/lib/printbox is the data partition" vm "findmnt -n -o SOURCE /var/lib/printbox | grep -qx \$(readlink -f /dev/disk/by-partlabel/data)"
+check "RAUC's installer refuses a user other than root and the agent's" \
+  vm "! setpriv --reuid=65534 --regid=65534 --clear-groups busctl get-property de.pengutronix.rauc / de.pengutronix.rauc.Installer Operation"
+check "the agent's user reads RAUC's slot status" vm "setpriv --reuid=printbox --regid=printbox --clear-groups rauc status >/dev/null"
+check "the agent's user may not mark slots" \
+  vm "! setpriv --reuid=printbox --regid=printbox --clear-groups busctl call de.pengutronix.rauc / de.pengutronix.rauc.Installer Mark ss bad other"
+
+# From here on the technician's browser session drives it: the update source, check, force.
+# Sessions live in the agent's memory: the technician signs in again after each reboot.
+signin() {
+  local login
+  login=$(api -D - -o /dev/null -H 'Content-Type: application/json' \
+    -d "{\"username\":\"tech\",\"password\":\"$provisioned_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login" | tr -d '\r') || true
+  cookie=$(sed -n 's/^[Ss]et-[Cc]ookie: \(pm_agent_session=[^;]*\);.*/\1/p' <<<"$login")
+  [ -n "$cookie" ]
+}
+signin || true
+authed() { api -H "Cookie: $cookie" -H 'Accept: application/json' "$@"; }
+status_json() { authed "https://127.0.0.1:$https_port/api/autoupdate/status" || true; }
+field() { sed -n "s/.*\"$1\":\"\{0,1\}\([^\",}]*\).*/\1/p" | head -n1; }
+offer() { # FILE: the manifest the update server gives now
+  printf '{"version":"%s","url":"%s","size":%s}\n' "$1" "$2" "$(stat -c %s "$upd/$2")" >"$upd/manifest.json"
+}
+force() { authed -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' -d '{"reason":"boot test"}' "https://127.0.0.1:$https_port/api/autoupdate/force" || true; }
+wait_idle_error() { # the forced update ended in an error: prints it
+  local s
+  for _ in $(seq 1 300); do
+    s=$(status_json)
+    if [ "$(field state <<<"$s")" = idle ] && [ -n "$(field last_error <<<"$s")" ] && [ "$(field last_error <<<"$s")" != null ]; then
+      field last_error <<<"$s"; return 0
+    fi
+    sleep 1
+  done
+  return 1
+}
+slot_b_empty() { vm "cmp -s -n 1048576 /dev/disk/by-partlabel/rootB /dev/zero"; }
+version_is() { [ "$(api "https://127.0.0.1:$https_port/api/version" | field version)" = "$1" ]; }
+wait_down_up() { # the box reboots: serving stops, then comes back within $1 s
+  local t0=$(date +%s)
+  while version_ok && [ $(( $(date +%s) - t0 )) -lt 600 ]; do sleep 0.5; done
+  TVM_T0=$(date +%s.%N)
+  wait_https "$1" >/dev/null && wait_console
+}
+
+code=$(authed -o /dev/null -w '%{http_code}' -H 'Content-Type: application/json' \
+  -d '{"update":{"url":"http://10.0.2.100/manifest.json"}}' "https://127.0.0.1:$https_port/settings") || true
+check "update.url set through POST /settings ($code)" test "$code" = 200
+s=$(status_json)
+check "status: supported, slot A, version $v_cur" \
+  grep -q "\"supported\":true,\"current_version\":\"$v_cur\",\"current_slot\":\"A\"" <<<"$s"
+echo "       $s" | cut -c1-300
+wait "$bundles_pid" && bundles_ok=1 || bundles_ok=0
+bundles_pid=""
+check "update bundles $v_next and $v_bad made from the same tree" test "$bundles_ok" = 1 || { sed 's/^/       /' "$tmp/bundles.log"; exit 1; }
+sed 's/^/       /' "$tmp/bundles.log"
+
+# Refused before anything is written: a bundle signed by another key, one with its signature changed.
+offer "$v_next" other-key.raucb
+code=$(force)
+err=$(wait_idle_error) || true
+check "a bundle signed by another key: force $code, refused by RAUC (${err:0:120})" grep -q 'RAUC refused the bundle' <<<"$err"
+offer "$v_next" altered.raucb
+force >/dev/null
+err=$(wait_idle_error) || true
+check "a bundle with a changed signature: refused by RAUC (${err:0:120})" grep -q 'RAUC refused the bundle' <<<"$err"
+check "nothing was written to slot B" slot_b_empty
+check "the refused bundles are not kept on the data partition" vm "! ls /var/lib/printbox/update/*.raucb* 2>/dev/null | grep -q ."
+
+# check, then force; the power is cut while RAUC writes slot B: the box comes back on slot A.
+offer "$v_next" "printbox-$v_next.raucb"
+s=$(authed -X POST "https://127.0.0.1:$https_port/api/autoupdate/check") || true
+check "check: $v_next available" test "$(field available_version <<<"$s")" = "$v_next"
+t_force=$(date +%s)
+force >/dev/null
+for _ in $(seq 1 600); do
+  s=$(status_json)
+  [ "$(field state <<<"$s")" = installing ] && [ "$(sed -n 's/.*"percent":\([0-9]*\).*/\1/p' <<<"$s")" -ge 20 ] 2>/dev/null && break
+  sleep 0.5
+done
+t_dl=$(( $(date +%s) - t_force ))
+check "force: downloaded and installing (${t_dl}s after the request)" test "$(field state <<<"$s")" = installing
+poweroff_hard
+pass "QEMU killed while RAUC wrote slot B"
+boot installcut
+if t_icut=$(wait_https 300); then pass "after the power cut during the install: HTTPS in ${t_icut}s"; else fail "after the power cut during the install: HTTPS"; show_serial installcut; exit 1; fi
+wait_console || { fail "test console after the power cut during the install"; exit 1; }
+signin || true
+slot=$(slot_of) || true
+check "after the power cut during the install: slot A again ($slot), version $v_cur" version_is "$v_cur"
+for _ in $(seq 1 30); do s=$(status_json); [ "$(field current_slot <<<"$s")" = A ] && break; sleep 1; done
+check "status tells the interrupted update (${s:0:0}$(field last_error <<<"$s" | cut -c1-100))" grep -q "the update to $v_next did not come up in slot B" <<<"$s"
+
+# The whole update: force, then the box reboots into slot B by itself and serves the new version.
+t_force=$(date +%s)
+force >/dev/null
+if wait_down_up 600; then
+  t_update=$(( $(date +%s) - t_force )); pass "force -> slot B serving: ${t_update}s"
+else fail "force -> reboot -> serving"; show_serial installcut; exit 1; fi
+slot=$(slot_of) || true
+check "booted from slot B ($slot)" test "$slot" = B
+check "slot B serves version $v_next" version_is "$v_next"
+VM_TIMEOUT=100 vm "timeout 90 sh -c 'until systemctl is-active --quiet printbox-mark-good.service; do sleep 1; done'" >/dev/null || true
+check "slot B marked good (grubenv B_TRY=0), trial file gone" \
+  vm "grub-editenv /boot/efi/EFI/BOOT/grubenv list | grep -qx B_TRY=0 && test ! -e /var/lib/printbox/.update-trial"
+cert_sum4=$(vm sha256sum /var/lib/printbox/tls/agent.crt | cut -c1-64) || true
+check "slot B serves the same certificate and key" test "$cert_sum1" = "$cert_sum4"
+check "slot B: the provisioned account signs in (database kept)" signin
+usb_saved=$(authed "https://127.0.0.1:$https_port/devices/list" | grep -o '"serial":"PBTEST0001"' | head -n1) || true
+check "slot B: the saved USB printer is still listed" test -n "$usb_saved"
+s=$(status_json)
+check "status: $v_next on slot B, last update from $v_cur" grep -q "\"last_update\":{\"version\":\"$v_next\",\"from_version\":\"$v_cur\",\"slot\":\"B\"" <<<"$s"
+echo "       $s" | cut -c1-400
+
+# An update whose agent never becomes ready: installed into A, booted once, and the box goes back to B.
+offer "$v_bad" "printbox-$v_bad.raucb"
+t_force=$(date +%s)
+force >/dev/null
+if wait_down_up 900; then
+  t_back=$(( $(date +%s) - t_force )); pass "an update that never serves: back on a serving box ${t_back}s after force"
+else fail "rollback: HTTPS"; show_serial installcut; exit 1; fi
+signin || true
+slot=$(slot_of) || true
+check "after the failed update: booted from slot B ($slot), version $v_next" version_is "$v_next"
+check "slot A left on trial, so not booted again (grubenv A_TRY=1)" vm "grub-editenv /boot/efi/EFI/BOOT/grubenv list | grep -qx A_TRY=1"
+for _ in $(seq 1 30); do s=$(status_json); [ "$(field current_slot <<<"$s")" = B ] && break; sleep 1; done
+check "status tells the failed update ($(field last_error <<<"$s" | cut -c1-100))" grep -q "the update to $v_bad did not come up in slot A" <<<"$s"
+echo "       A/B: bundle $(( $(stat -c %s "$upd/printbox-$v_next.raucb") / 1048576 )) MiB; force to serving $v_next ${t_update}s; power-on after the cut ${t_icut}s; force of a bad update to serving again ${t_back}s"
+stage_end "A/B update with RAUC, through the agent's API"
 
 vm "systemctl poweroff" >/dev/null 2>&1 || true
 sleep 2; poweroff_hard

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds the PrintBox appliance image from image/ (definition), rootfs-overlay/ (files copied
 # verbatim), systemd/ (units) and the agent in this checkout.
-#   scripts/build-image.sh amd64   -> build/amd64/rootfs.img, vmlinuz, initrd.img (QEMU, boot test)
+#   scripts/build-image.sh amd64   -> build/amd64/disk.img (GPT: ESP with GRUB, root slots A and B,
+#                                     data), rootfs.img (slot A's content), printbox-<version>.raucb
+#                                     (the same root as a signed RAUC update bundle) (QEMU, boot test)
 #   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4 card)
 # Runs as root (mmdebstrap root mode, chroot). Installs the Debian tools it needs when missing.
 # Caches Debian packages and Node.js in $PRINTBOX_CACHE
@@ -36,10 +38,16 @@ have mmdebstrap || need+=(mmdebstrap)
 have mke2fs || need+=(e2fsprogs)
 have systemd-analyze || need+=(systemd)
 have openssl || need+=(openssl)
+have genimage || need+=(genimage)
+have mkfs.vfat || need+=(dosfstools)
+have mcopy || need+=(mtools)
+if [ "$target" = amd64 ]; then
+  have grub-mkstandalone || need+=(grub-common)
+  [ -d /usr/lib/grub/x86_64-efi ] || need+=(grub-efi-amd64-bin)
+  have rauc || need+=(rauc)
+  have mksquashfs || need+=(squashfs-tools)
+fi
 if [ "$target" = arm64 ]; then
-  have genimage || need+=(genimage)
-  have mkfs.vfat || need+=(dosfstools)
-  have mcopy || need+=(mtools)
   have qemu-aarch64-static || need+=(qemu-user-static)
   have update-binfmts || need+=(binfmt-support)
   have arch-test || need+=(arch-test)
@@ -60,6 +68,26 @@ fi
 stage_end "host tools"
 
 # ---------------------------------------------------------------------------------------------
+if [ "$target" = amd64 ]; then
+  stage "update signing key"
+  # The operator's pair (PRINTBOX_BUNDLE_KEY, PRINTBOX_BUNDLE_CERT), or a development pair made
+  # here once (docs/image.md, updates). The certificate is the image's RAUC keyring.
+  keys=$repo/build/keys
+  export PRINTBOX_BUNDLE_KEY=${PRINTBOX_BUNDLE_KEY:-$keys/development.key}
+  export PRINTBOX_BUNDLE_CERT=${PRINTBOX_BUNDLE_CERT:-$keys/development.crt}
+  if [ ! -s "$PRINTBOX_BUNDLE_KEY" ] && [ "$PRINTBOX_BUNDLE_KEY" = "$keys/development.key" ]; then
+    mkdir -p "$keys" && chmod 0700 "$keys"
+    (umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 \
+      -subj "/O=PrintBox/CN=PrintBox development update signing key (not for release)" \
+      -keyout "$PRINTBOX_BUNDLE_KEY" -out "$PRINTBOX_BUNDLE_CERT" 2>/dev/null)
+    chmod 0644 "$PRINTBOX_BUNDLE_CERT"
+  fi
+  [ -s "$PRINTBOX_BUNDLE_KEY" ] && [ -s "$PRINTBOX_BUNDLE_CERT" ] || { echo "no update signing key: $PRINTBOX_BUNDLE_KEY" >&2; exit 1; }
+  echo "signing certificate: $(openssl x509 -noout -subject -in "$PRINTBOX_BUNDLE_CERT")"
+  stage_end "update signing key"
+fi
+
+# ---------------------------------------------------------------------------------------------
 stage "agent (node $NODE_VERSION, $NODE_ARCH)"
 agent=$CACHE/stage-$target/opt-printbox
 mkdir -p "$CACHE/stage-$target"
@@ -72,7 +100,7 @@ rootfs=$out/rootfs
 mkdir -p "$out" "$CACHE/debs-$DEB_ARCH"
 rm -rf "$rootfs"
 # shellcheck disable=SC2086
-pkgs=$(echo $PACKAGES $KERNEL_PACKAGES | tr ' ' ',')
+pkgs=$(echo $PACKAGES $KERNEL_PACKAGES ${LAYER_PACKAGES:-} | tr ' ' ',')
 export PRINTBOX_REPO=$repo PRINTBOX_TARGET=$target PRINTBOX_AGENT_DIR=$agent \
   PRINTBOX_INITRAMFS_MODULES=$INITRAMFS_MODULES
 mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
@@ -140,16 +168,46 @@ ext4_image() { # ext4_image <dir> <image> <size-MiB>
 }
 used_mb=$(du -sm --apparent-size "$rootfs" | cut -f1)
 if [ "$target" = amd64 ]; then
-  stage "ext4 image and kernel"
-  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
-  cp "$rootfs/boot/vmlinuz-$kver" "$out/vmlinuz"
-  cp "$rootfs/boot/initrd.img-$kver" "$out/initrd.img"
+  stage "disk image, update bundle"
+  # The data partition's first content is the root's /var/lib/printbox, which then stays empty in
+  # the slots: the partition is mounted over it (rootfs-overlay/etc/fstab via the amd64 layer).
+  work=$out/genimage
+  rm -rf "$work" && mkdir -p "$work/input" "$work/output" "$work/tmp" "$work/empty"
+  mkdir -p "$work/data" "$rootfs/var/lib/printbox"
+  cp -a "$rootfs/var/lib/printbox/." "$work/data/"
+  find "$rootfs/var/lib/printbox" -mindepth 1 -delete
   size=$(( (used_mb * 13 / 10 + 512 + 63) / 64 * 64 ))
+  [ "$size" -le "$ROOT_SLOT_MB" ] || { echo "root filesystem ($size MiB) larger than a slot ($ROOT_SLOT_MB MiB)" >&2; exit 1; }
   ext4_image "$rootfs" "$out/rootfs.img" "$size"
-  touch -d "@$SOURCE_DATE_EPOCH" "$out/vmlinuz" "$out/initrd.img" "$out/rootfs.img"
-  echo "kernel $kver; rootfs.img ${size} MiB ($used_mb MiB used); sha256:"
-  (cd "$out" && sha256sum rootfs.img vmlinuz initrd.img)
-  stage_end "ext4 image and kernel"
+  ln -f "$out/rootfs.img" "$work/input/rootfs.img"
+  E2FSPROGS_FAKE_TIME=$SOURCE_DATE_EPOCH mke2fs -q -F -t ext4 -b 4096 -L "$DATA_LABEL" -U "$DATA_UUID" \
+    -E "hash_seed=$DATA_UUID,root_owner=0:0,lazy_itable_init=0,nodiscard" -d "$work/data" "$work/input/data.ext4" "${DATA_MB}M"
+  # GRUB as the removable-media boot path (no NVRAM entry needed), its grub.cfg built in; the
+  # environment block RAUC's grub backend and grub.cfg share, slot A installed and preferred.
+  grub-mkstandalone -O x86_64-efi --locales= --themes= --fonts= \
+    --modules="part_gpt fat ext2 search search_label loadenv test regexp echo linux normal" \
+    --output="$work/BOOTX64.EFI" "boot/grub/grub.cfg=$repo/image/amd64/grub.cfg"
+  grub-editenv "$work/grubenv" create
+  grub-editenv "$work/grubenv" set ORDER="A B" A_OK=1 A_TRY=0 B_OK=0 B_TRY=0
+  mkfs.vfat -n PBOXESP -i 7062626e --invariant -C "$work/input/esp.vfat" $(( ESP_MB * 1024 )) >/dev/null
+  touch -d "@$SOURCE_DATE_EPOCH" "$work/BOOTX64.EFI" "$work/grubenv"
+  mmd -i "$work/input/esp.vfat" ::EFI ::EFI/BOOT
+  mcopy -m -i "$work/input/esp.vfat" "$work/BOOTX64.EFI" "$work/grubenv" ::EFI/BOOT/
+  sed -e "s/@ROOT_MB@/$ROOT_SLOT_MB/" "$repo/image/amd64/genimage.cfg" > "$work/genimage.cfg"
+  genimage --config "$work/genimage.cfg" --rootpath "$work/empty" --inputpath "$work/input" \
+    --outputpath "$work/output" --tmppath "$work/tmp" >"$work/genimage.log" 2>&1 \
+    || { cat "$work/genimage.log"; exit 1; }
+  mv "$work/output/disk.img" "$out/disk.img"
+  # The parts, for a test's copy of the disk (scripts/image/test-vm.sh assembles its own).
+  rm -rf "$out/parts" && mkdir -p "$out/parts"
+  mv "$work/input/esp.vfat" "$work/input/data.ext4" "$work/genimage.cfg" "$out/parts/"
+  # The update bundle: this root filesystem, signed (scripts/image/bundle.sh).
+  "$repo/scripts/image/bundle.sh" "$target" "$out/rootfs.img" "$out"
+  rm -rf "$work" "$out/vmlinuz" "$out/initrd.img"
+  touch -d "@$SOURCE_DATE_EPOCH" "$out/rootfs.img" "$out/disk.img" "$out/parts/"*
+  echo "rootfs.img ${size} MiB ($used_mb MiB used) in ${ROOT_SLOT_MB} MiB slots; disk.img $(( $(stat -c %s "$out/disk.img") / 1048576 )) MiB; sha256:"
+  (cd "$out" && sha256sum rootfs.img disk.img)
+  stage_end "disk image, update bundle"
 else
   stage "Raspberry Pi card (genimage)"
   work=$out/genimage

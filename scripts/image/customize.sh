@@ -9,11 +9,16 @@ inroot() { chroot "$root" "$@"; }
 # Files copied verbatim (owner root; modes as in the checkout).
 cp -a --no-preserve=ownership "$repo/rootfs-overlay/." "$root/"
 # Units
-install -m 0644 "$repo"/systemd/*.service "$repo"/systemd/*.socket "$repo"/systemd/*.timer \
+install -m 0644 "$repo"/systemd/*.service "$repo"/systemd/*.socket "$repo"/systemd/*.timer "$repo"/systemd/*.path \
   "$root/usr/lib/systemd/system/"
 # Target-specific files (boot firmware settings)
 if [ -d "$repo/image/layers/$PRINTBOX_TARGET.overlay" ]; then
   cp -a --no-preserve=ownership "$repo/image/layers/$PRINTBOX_TARGET.overlay/." "$root/"
+fi
+
+# RAUC's keyring: the certificate update bundles must be signed with (build-image.sh).
+if [ -n "${PRINTBOX_BUNDLE_CERT:-}" ]; then
+  install -D -m 0644 "$PRINTBOX_BUNDLE_CERT" "$root/etc/rauc/keyring.pem"
 fi
 
 # The boot partition's mount point (the Pi's FAT partition; the VM's small second disk).
@@ -43,6 +48,12 @@ done
 # Boot to the agent: no graphical target, no network wait.
 inroot systemctl set-default multi-user.target >/dev/null
 inroot systemctl disable systemd-networkd-wait-online.service >/dev/null 2>&1 || true
+
+# A/B updates (amd64): the running slot is marked good once the agent serves; the agent's request
+# to reboot into an update it installed is carried out.
+if [ -e "$root/etc/rauc/system.conf" ]; then
+  inroot systemctl enable printbox-mark-good.service printbox-update-reboot.path
+fi
 
 if [ "$PRINTBOX_TARGET" = arm64 ] && [ -x "$root/etc/kernel/postinst.d/z50-raspi-firmware" ]; then
   # raspi-firmware writes config.txt and cmdline.txt from /etc/default/raspi-* (overlay): again,

@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # The amd64 appliance image as a test VM, for scripts that boot it more than once (sourced, not run):
-# a private copy of build/amd64/rootfs.img with the test-only root console (the shipped image has
-# none), a FAT "boot partition" carrying printbox.toml, and QEMU (TCG, user-mode networking with
+# a private copy of the disk (build/amd64/disk.img assembled again from its parts, with the
+# test-only root console in slot A, which the shipped image has none of), a FAT "boot partition"
+# carrying printbox.toml, and QEMU (TCG, UEFI firmware OVMF, user-mode networking with
 # restrict=on: nothing leaves the VM; HTTPS and HTTP forwarded on 127.0.0.1 only). The same VM as
 # scripts/boot-test.sh's, which uses it.
 #
@@ -15,16 +16,34 @@
 #   tvm_wait_https LIMIT_S          prints seconds from power-on to the first 200, fails after LIMIT_S
 #   tvm_wait_console                the root console answers (60 s at most)
 #   tvm_sh COMMAND...               runs COMMAND in the VM as root, prints its output, its status
-# Needs: TVM_OUT (the build output, default <repo>/build/amd64), qemu-system-x86_64, debugfs,
-# mkfs.vfat, mcopy, curl, node (for the console client).
+# Needs: TVM_OUT (the build output, default <repo>/build/amd64), qemu-system-x86_64, OVMF,
+# debugfs, genimage, grub-editenv, mkfs.vfat, mcopy, curl, node (for the console client).
 
 tvm_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TVM_OUT=${TVM_OUT:-$tvm_repo/build/amd64}
 TVM_MAC=${TVM_MAC:-52:54:00:5e:b0:c7}
 TVM_PID=""
+# More QEMU arguments for every boot, and more options of the user-mode network (a guestfwd to
+# a server on the host's loopback: the VM reaches nothing else).
+TVM_QEMU_EXTRA=()
+TVM_NETDEV_EXTRA=
 
 tvm_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 tvm_pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); tvm_port_free "$p" && { echo "$p"; return; }; done; }
+
+# The test's additions to a root filesystem image (the test console unit, TVM_TEST_FILES): in the
+# copy slot A boots from, and in the update bundles the A/B stage installs.
+tvm_test_rootfs() {
+  local img=$1
+  debugfs -w -f - "$img" >/dev/null 2>&1 <<CMDS
+cd /etc/systemd/system
+write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
+CMDS
+  if [ -n "${TVM_TEST_FILES:-}" ]; then
+    { echo "mkdir /opt/printbox-test"; echo "cd /opt/printbox-test"
+      for f in $TVM_TEST_FILES; do echo "write $f $(basename "$f")"; done; } | debugfs -w -f - "$img" >/dev/null 2>&1
+  fi
+}
 
 tvm_prepare() {
   TVM_DIR=$1
@@ -32,7 +51,10 @@ tvm_prepare() {
   TVM_DISK=$TVM_DIR/disk.img
   TVM_BOOT_DISK=$TVM_DIR/boot.img
   TVM_SOCK=$TVM_DIR/console.sock
-  cp --sparse=always "$TVM_OUT/rootfs.img" "$TVM_DISK"
+  local parts=$TVM_DIR/parts
+  rm -rf "$parts" && mkdir -p "$parts/input" "$parts/tmp" "$parts/empty"
+  cp --sparse=always "$TVM_OUT/rootfs.img" "$parts/input/rootfs.img"
+  cp "$TVM_OUT/parts/esp.vfat" "$TVM_OUT/parts/data.ext4" "$parts/input/"
   cat > "$TVM_DIR/printbox-testconsole.service" <<'UNIT'
 [Unit]
 Description=Test console (test copy of the image only)
@@ -42,14 +64,16 @@ After=systemd-udevd.service
 ExecStart=/bin/sh -c 'stty -F /dev/ttyS1 raw -echo 115200; cat /dev/ttyS1 | /bin/bash >/dev/ttyS1 2>&1'
 Restart=always
 UNIT
-  debugfs -w -f - "$TVM_DISK" >/dev/null 2>&1 <<CMDS
-cd /etc/systemd/system
-write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
-CMDS
-  if [ -n "${TVM_TEST_FILES:-}" ]; then
-    { echo "mkdir /opt/printbox-test"; echo "cd /opt/printbox-test"
-      for f in $TVM_TEST_FILES; do echo "write $f $(basename "$f")"; done; } | debugfs -w -f - "$TVM_DISK" >/dev/null 2>&1
-  fi
+  tvm_test_rootfs "$parts/input/rootfs.img"
+  # The console unit is started from the kernel command line, which GRUB extends with this
+  # variable of its environment block (image/amd64/grub.cfg): only this copy sets it.
+  mcopy -n -i "$parts/input/esp.vfat" ::EFI/BOOT/grubenv "$parts/grubenv"
+  grub-editenv "$parts/grubenv" set EXTRA_CMDLINE="quiet systemd.getty_auto=0 systemd.wants=printbox-testconsole.service"
+  mcopy -o -i "$parts/input/esp.vfat" "$parts/grubenv" ::EFI/BOOT/grubenv
+  genimage --config "$TVM_OUT/parts/genimage.cfg" --rootpath "$parts/empty" --inputpath "$parts/input" \
+    --outputpath "$TVM_DIR" --tmppath "$parts/tmp" >"$parts/genimage.log" 2>&1 || { cat "$parts/genimage.log" >&2; return 1; }
+  rm -rf "$parts"
+  cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TVM_DIR/ovmf-vars.fd"
   mkfs.vfat -n PBOXBOOT -C "$TVM_BOOT_DISK" 16384 >/dev/null
   mcopy -i "$TVM_BOOT_DISK" "$toml" ::printbox.toml
   TVM_HTTPS_PORT=$(tvm_pick_port)
@@ -62,15 +86,15 @@ tvm_boot() {
   TVM_T0=$(date +%s.%N)
   qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
     -display none -no-user-config -nodefaults \
-    -kernel "$TVM_OUT/vmlinuz" -initrd "$TVM_OUT/initrd.img" \
-    -append "root=/dev/vda rw console=ttyS0,115200 quiet systemd.getty_auto=0 systemd.wants=printbox-testconsole.service" \
+    -drive "if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd" \
+    -drive "if=pflash,format=raw,file=$TVM_DIR/ovmf-vars.fd" \
     -drive "file=$TVM_DISK,format=raw,if=virtio,cache=unsafe,discard=unmap" \
     -drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe" \
-    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$TVM_HTTPS_PORT-:8443,hostfwd=tcp:127.0.0.1:$TVM_HTTP_PORT-:8080" \
+    -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$TVM_HTTPS_PORT-:8443,hostfwd=tcp:127.0.0.1:$TVM_HTTP_PORT-:8080$TVM_NETDEV_EXTRA" \
     -device "virtio-net-pci,netdev=n0,mac=$TVM_MAC" \
     -serial "file:$TVM_DIR/serial-$1.log" \
     -chardev "socket,id=tc,path=$TVM_SOCK,server=on,wait=off" -serial chardev:tc \
-    -device virtio-rng-pci &
+    -device virtio-rng-pci "${TVM_QEMU_EXTRA[@]}" &
   TVM_PID=$!
 }
 

@@ -24,7 +24,7 @@ done
 command -v qemu-system-x86_64 >/dev/null || { echo "power-cut soak: qemu-system-x86_64 missing" >&2; exit 2; }
 PATH="$("$repo/scripts/box-node.sh")/bin:$PATH"
 export PATH
-if [ "$build" = 1 ] || [ ! -s "$repo/build/amd64/rootfs.img" ]; then "$repo/scripts/build-image.sh" amd64; fi
+if [ "$build" = 1 ] || [ ! -s "$repo/build/amd64/disk.img" ]; then "$repo/scripts/build-image.sh" amd64; fi
 [ -f "$repo/dist/scripts/soak/settings-writer.js" ] || (cd "$repo" && npm run build --silent)
 # shellcheck source=../image/test-vm.sh
 . "$repo/scripts/image/test-vm.sh"

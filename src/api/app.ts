@@ -21,6 +21,7 @@ import * as logRoutes from './routes/logs.js';
 import * as uiRoutes from './routes/ui.js';
 import * as openapiRoutes from './routes/openapi.js';
 import * as backupRoutes from './routes/backup.js';
+import * as autoupdateRoutes from './routes/autoupdate.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -37,6 +38,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   uiRoutes,
   openapiRoutes,
   backupRoutes,
+  autoupdateRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

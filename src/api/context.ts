@@ -13,6 +13,7 @@ import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import type { LinkStatus } from '../server/status.js';
 import type { StorageGuard } from '../store/storage-guard.js';
+import type { UpdateService } from '../update/service.js';
 
 export interface AgentContext {
   config: Config;
@@ -33,6 +34,8 @@ export interface AgentContext {
   serverLink?: { status(): LinkStatus };
   /** The data file system's guard (absent in tools that write nothing). */
   storage?: StorageGuard;
+  /** A/B updates (absent in tools that install nothing). */
+  updates?: UpdateService;
   /** Clock for the API (tests of tier windows run against real time). */
   now(): number;
 }

@@ -27,6 +27,10 @@ import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
 import { UsbPrinters } from '../usb/service.js';
+import { UpdateService } from '../update/service.js';
+import { Rauc } from '../update/rauc.js';
+import { urlSource } from '../update/source.js';
+import { join } from 'node:path';
 
 /** SIGTERM -> exit: the longest the shutdown waits for work to end (see shutdown in run()). */
 const SHUTDOWN_DEADLINE_MS = 4500;
@@ -105,6 +109,19 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
   });
   ctx.serverLink = serverLink;
+  const maxBundleBytes = config.update.max_bundle_mb * 1024 * 1024;
+  const updates = new UpdateService({
+    db, system: new Rauc(), events, log, now,
+    dir: join(config.data_dir, 'update'),
+    maxBundleBytes,
+    keepFreeBytes: config.storage.reserve_mb * 1024 * 1024,
+    source: () => {
+      const url = settings.get().update.url;
+      return url ? urlSource(url, maxBundleBytes) : serverLink.updateSource(maxBundleBytes);
+    },
+  });
+  ctx.updates = updates;
+  serverLink.updates = updates;
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
   const stopWatchdog = startWatchdog(log);
   const rollupSchedule = startRollupSchedule(db, log);
@@ -114,6 +131,8 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
   serverLink.start();
+  // After READY: the slots are read (and an install begun before this start settled) while the agent serves.
+  void updates.start();
 
   // After READY: printers already plugged in are read while the agent serves.
   void usb.start();

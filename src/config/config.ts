@@ -39,6 +39,13 @@ export interface Config {
     /** Below this much free space the guard prunes raw rows already rolled up, and raises an alert. */
     reserve_mb: number;
   };
+  /** A/B updates (update/service.ts); the update source is the `update.url` setting. */
+  update: {
+    /** The update source's default (settings may change it); empty: the central server, when linked. */
+    url: string;
+    /** The largest bundle the box downloads. */
+    max_bundle_mb: number;
+  };
 }
 
 export function defaultConfig(): Config {
@@ -58,6 +65,7 @@ export function defaultConfig(): Config {
     discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [] },
     log: { level: 'info' },
     storage: { reserve_mb: 64 },
+    update: { url: '', max_bundle_mb: 1024 },
   };
 }
 
@@ -142,6 +150,7 @@ const schema: Schema = {
   discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
   storage: { reserve_mb: intIn(0, 1_048_576) },
+  update: { url: isUrl, max_bundle_mb: intIn(1, 65_536) },
 };
 
 function merge(target: Record<string, unknown>, input: Record<string, unknown>, s: Schema, prefix: string): void {

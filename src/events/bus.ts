@@ -2,6 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { LinkStatus } from '../server/status.js';
 import type { StorageStatus } from '../store/storage-guard.js';
+import type { UpdateProgress } from '../update/service.js';
 
 export interface DiscoveryUpdate {
   scan_id: number;
@@ -19,6 +20,7 @@ export interface AgentEvents {
   device_change: { serial: string; change: DeviceChangeKind };
   server_status: LinkStatus;
   storage_status: StorageStatus;
+  update_progress: UpdateProgress;
 }
 
 export type EventName = keyof AgentEvents;

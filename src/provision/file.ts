@@ -29,6 +29,7 @@ type Table = Record<string, unknown>;
 const KEYS: Record<string, string[]> = {
   admin: ['user', 'password'],
   server: ['url', 'enrollment_token'],
+  update: ['url'],
   discovery: ['ranges'],
   snmp: ['communities', 'version', 'v3'],
   polling: ['interval_minutes'],
@@ -117,6 +118,9 @@ export function parseProvision(text: string, current: Settings): Provision {
 
   const server = table(doc, 'server');
   if (server) out.settings.server = { url: str(server, 'server', 'url', true), enrollment_token: str(server, 'server', 'enrollment_token') ?? '' };
+
+  const update = table(doc, 'update');
+  if (update) out.settings.update = { url: str(update, 'update', 'url', true) };
 
   const discovery = table(doc, 'discovery');
   const ranges = discovery && strList(discovery, 'discovery', 'ranges');

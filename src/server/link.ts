@@ -21,6 +21,16 @@ import { ServerChannel, type Envelope } from './channel.js';
 import { ChannelRequests } from './channel-requests.js';
 import { Backoff } from './backoff.js';
 import type { LinkState, LinkStatus } from './status.js';
+import type { UpdateSource } from '../update/service.js';
+import { askingFor } from '../update/source.js';
+import { parseOffer } from '../update/manifest.js';
+
+/** What the server's update commands call (update/service.ts). */
+export interface UpdateCommands {
+  check(): Promise<Record<string, unknown>>;
+  force(reason: string): Promise<Record<string, unknown>>;
+  cancel(): Record<string, unknown>;
+}
 
 export const PROTOCOL_VERSION = '1';
 
@@ -122,6 +132,8 @@ export class ServerLink {
         if (s.server.url !== this.url || (!this.store.get().agent_token && s.server.enrollment_token)) this.restart();
       }),
       this.o.events.subscribe((name, data) => {
+        // The server follows an update it asked for (or any other) as update_progress frames.
+        if (name === 'update_progress') return void this.channel.send('update_progress', data as Record<string, unknown>);
         if (name !== 'device_change') return;
         const { serial, change } = data as { serial: string; change: string };
         if (change === 'metrics') this.uploader.kick();
@@ -192,6 +204,27 @@ export class ServerLink {
       this.ensureRegistered();
     });
   }
+
+  /**
+   * The central server as an update source (docs/updates.md): POST /api/v1/agents/update/manifest
+   * answers an offer or nothing. The agent token goes with the download only to the server itself.
+   */
+  updateSource(maxBundleBytes: number): UpdateSource | undefined {
+    const s = this.session();
+    if (!s) return undefined;
+    const base = this.url.endsWith('/') ? this.url : this.url + '/';
+    return {
+      name: 'the central server',
+      offer: async (signal) => {
+        const r = await s.client.post('api/v1/agents/update/manifest', { agent_id: s.agentId, component: 'agent', ...askingFor() }, { token: s.token, signal });
+        return parseOffer(r.json, base, maxBundleBytes);
+      },
+      access: { ca: this.ca, authorization: `Bearer ${s.token}`, authorizedOrigin: new URL(base).origin },
+    };
+  }
+
+  /** The box's update service, for the server's update commands; set once it exists. */
+  updates: UpdateCommands | undefined;
 
   private session(): { client: ServerClient; token: string; agentId: string } | undefined {
     const s = this.store.get();
@@ -401,8 +434,13 @@ export class ServerLink {
         }
         case 'check_update':
         case 'force_update':
-        case 'cancel_update':
-          return reply(false, 'updates are not available on this box yet');
+        case 'cancel_update': {
+          if (!this.updates) return reply(false, 'updates are not available on this box');
+          const reason = typeof data.reason === 'string' ? data.reason : 'central_server';
+          const status =
+            data.command === 'check_update' ? await this.updates.check() : data.command === 'force_update' ? await this.updates.force(reason) : this.updates.cancel();
+          return reply(true, undefined, { status });
+        }
         default:
           return reply(false, `unknown command ${JSON.stringify(data.command ?? null).slice(0, 64)}`);
       }

@@ -47,6 +47,10 @@ export interface Settings {
   log: {
     level: LogLevel;
   };
+  /** Where updates come from (update/source.ts): a manifest URL; "" asks the central server. */
+  update: {
+    url: string;
+  };
 }
 
 export interface SettingsDefaults {
@@ -57,15 +61,18 @@ export interface SettingsDefaults {
   server?: { url: string; enrollment_token: string };
   /** The config file's `[log] level`. */
   log_level?: LogLevel;
+  /** The config file's `[update] url`. */
+  update_url?: string;
 }
 
 /** The config file's part of the settings' defaults. */
 export function settingsDefaults(c: {
-  discovery: Omit<SettingsDefaults, 'server' | 'log_level'>;
+  discovery: Omit<SettingsDefaults, 'server' | 'log_level' | 'update_url'>;
   server: { url: string; enrollment_token: string };
   log?: { level: LogLevel };
+  update?: { url: string };
 }): SettingsDefaults {
-  return { ...c.discovery, server: { url: c.server.url, enrollment_token: c.server.enrollment_token }, log_level: c.log?.level };
+  return { ...c.discovery, server: { url: c.server.url, enrollment_token: c.server.enrollment_token }, log_level: c.log?.level, update_url: c.update?.url };
 }
 
 export function defaultSettings(d: SettingsDefaults): Settings {
@@ -85,6 +92,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     collection: { interval_minutes: 15 },
     server: { url: d.server?.url ?? '', enrollment_token: d.server?.enrollment_token ?? '' },
     log: { level: d.log_level ?? 'info' },
+    update: { url: d.update_url ?? '' },
   };
 }
 
@@ -193,6 +201,7 @@ const RULES: Record<string, Record<string, Rule>> = {
   collection: { interval_minutes: int(1, 1440) },
   server: { url: serverUrl, enrollment_token: secret },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
+  update: { url: serverUrl },
 };
 
 /** Applies a partial update to `current`; throws SettingsError naming the first bad field. */
@@ -213,6 +222,31 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
     }
   }
   return next as unknown as Settings;
+}
+
+/**
+ * Stored settings as this agent knows them: sections and keys a newer agent stored (and this one
+ * does not have) are left out, and named. After an update rolls back to the older slot, the older
+ * agent keeps the settings it knows (the server URL above all) instead of refusing the whole
+ * document for one section it has never heard of.
+ */
+export function knownSettingsOnly(stored: unknown): { known: Record<string, Record<string, unknown>>; unknown: string[] } {
+  const known: Record<string, Record<string, unknown>> = {};
+  const unknown: string[] = [];
+  if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return { known, unknown: ['(not an object)'] };
+  for (const [section, values] of Object.entries(stored)) {
+    const rules = RULES[section];
+    if (!rules || typeof values !== 'object' || values === null || Array.isArray(values)) {
+      unknown.push(section);
+      continue;
+    }
+    known[section] = {};
+    for (const [key, value] of Object.entries(values)) {
+      if (rules[key]) known[section][key] = value;
+      else unknown.push(`${section}.${key}`);
+    }
+  }
+  return { known, unknown };
 }
 
 /** What GET /settings shows: everything but secrets (SNMPv3 keys, the enrollment token). */

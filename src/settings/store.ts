@@ -1,7 +1,7 @@
 // Settings persisted in the `settings` table as one JSON document, over defaults from the config
 // file. Listeners hear every change so schedules and scans use new values at once.
 import type { DB } from '../store/db.js';
-import { defaultSettings, mergeSettings, type Settings, type SettingsDefaults } from './settings.js';
+import { defaultSettings, knownSettingsOnly, mergeSettings, type Settings, type SettingsDefaults } from './settings.js';
 
 const KEY = 'settings';
 
@@ -17,7 +17,9 @@ export class SettingsStore {
     this.current = base;
     if (row) {
       try {
-        this.current = mergeSettings(base, JSON.parse(row.value));
+        const { known, unknown } = knownSettingsOnly(JSON.parse(row.value));
+        if (unknown.length) onBadStored?.(`stored settings this agent does not know, ignored: ${unknown.join(', ')}`);
+        this.current = mergeSettings(base, known);
       } catch (err) {
         // Stored by an older or newer agent with a field this one rejects: keep the defaults,
         // say so, and leave the stored row alone until someone saves.

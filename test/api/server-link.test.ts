@@ -235,14 +235,20 @@ describe('enrolled agent', () => {
     assert.equal(after.status, 200, 'slots come back');
   });
 
-  test('commands: discover, collect, updates not yet available, unknown', async () => {
+  test('commands: discover, collect, updates (refused with the reason on a machine without RAUC), unknown', async () => {
     const discover = await peer.command('discover');
     assert.equal(discover.ok, true, JSON.stringify(discover));
     const collect = await peer.command('collect', { serial: SILENT.serial }, 60_000);
     assert.equal(collect.ok, false);
-    const update = await peer.command('check_update');
-    assert.equal(update.ok, false);
-    assert.match(String(update.error), /not available/);
+    // The update commands reach the update service; here it says why it cannot (the VM boot test installs for real).
+    for (const command of ['check_update', 'force_update']) {
+      const update = await peer.command(command);
+      assert.equal(update.ok, false, command);
+      assert.match(String(update.error), /^updates need RAUC \(\/etc\/rauc\/system\.conf is missing/, command);
+    }
+    const cancel = await peer.command('cancel_update');
+    assert.equal(cancel.ok, false);
+    assert.equal(cancel.error, 'no update is in progress');
     const unknown = await peer.command('reboot_the_moon');
     assert.equal(unknown.ok, false);
     assert.match(String(unknown.error), /unknown command/);

@@ -86,6 +86,8 @@ export interface Res {
   status: number;
   headers: http.IncomingHttpHeaders;
   body: string;
+  /** The body's bytes, as sent (a gzipped body). */
+  bytes: Buffer;
   /** SHA-256 fingerprint of the served certificate (HTTPS only). */
   peerFingerprint?: string;
 }
@@ -283,9 +285,10 @@ function doRequest(
           fp = sock.getPeerCertificate()?.fingerprint256;
         }
         r.on('data', (c: Buffer) => chunks.push(c));
-        r.on('end', () =>
-          res({ status: r.statusCode ?? 0, headers: r.headers, body: Buffer.concat(chunks).toString('utf8'), peerFingerprint: fp }),
-        );
+        r.on('end', () => {
+          const bytes = Buffer.concat(chunks);
+          res({ status: r.statusCode ?? 0, headers: r.headers, body: bytes.toString('utf8'), bytes, peerFingerprint: fp });
+        });
         r.on('error', rej);
       },
     );

@@ -265,6 +265,25 @@ test('settings: errors under their fields and nothing changes (ranges, polling, 
   await shot(phone, 'settings-phone');
 });
 
+test('updates: the running version and why this machine cannot update; a bad manifest URL is refused under its field; a good one is saved', { skip }, async () => {
+  await go(desktop, '#/settings', '#update-state dl');
+  assert.match((await desktop.textContent('#update-state')) ?? '', /Running0\.\d+\.\d+/);
+  assert.match((await desktop.textContent('#update-msg')) ?? '', /updates need RAUC/);
+  assert.equal(await desktop.isDisabled('#update-check'), true, 'no check without RAUC');
+  assert.equal(await desktop.isHidden('#update-install'), true, 'nothing to install');
+  const before = await settingsNow();
+  await desktop.fill('#s-update-url', 'ftp://updates.example/m.json');
+  await desktop.click('#settings-update button[type=submit]');
+  await desktop.waitForFunction(() => (document.getElementById('s-update-url-err')?.textContent ?? '') !== '');
+  assert.match((await desktop.textContent('#s-update-url-err')) ?? '', /update\.url must be an http:\/\/ or https:\/\/ URL/);
+  assert.deepEqual(await settingsNow(), before, 'nothing changed');
+  await desktop.fill('#s-update-url', 'https://updates.example/printbox/manifest.json');
+  await desktop.click('#settings-update button[type=submit]');
+  await desktop.waitForFunction(() => document.getElementById('settings-update-msg')?.textContent === 'Saved.');
+  assert.equal(((await settingsNow()) as { update: { url: string } }).update.url, 'https://updates.example/printbox/manifest.json');
+  await accessible(desktop, 'settings with the updates section');
+});
+
 test('live update: a scan shows its progress and the printer it finds without a reload', { skip }, async () => {
   await go(desktop, '#/discovered', '#scan');
   // Every text the scan line shows, as it changes.

@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defaultSettings, mergeSettings, publicSettings, SettingsError } from '../../src/settings/settings.js';
+import { SettingsStore } from '../../src/settings/store.js';
+import { openDatabase } from '../../src/store/db.js';
 
 const base = () => defaultSettings({ subnet_scan: false, auto_discover: false, allowed_ranges: [] });
 
@@ -51,4 +56,23 @@ test('v3 keys are hidden from GET and kept when a POST sends them empty', () => 
   const again = mergeSettings(withUser, { snmp: { v3: shown.snmp.v3 } });
   assert.equal(again.snmp.v3[0].auth_key, 'authsecret1');
   assert.equal(again.snmp.v3[0].priv_key, 'privsecret1');
+});
+
+test('settings stored by a newer agent: an older one (after an update rolled back) keeps what it knows', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'printbox-settings-'));
+  try {
+    const db = openDatabase(join(dir, 'printbox.db'));
+    const newer = { ...mergeSettings(base(), { server: { url: 'https://central.example/' }, collection: { interval_minutes: 7 } }), lights: { colour: 'green' } };
+    (newer.snmp as Record<string, unknown>).retries = 3;
+    db.prepare("INSERT INTO settings (key, value) VALUES ('settings', ?)").run(JSON.stringify(newer));
+    const said: string[] = [];
+    const store = new SettingsStore(db, { subnet_scan: false, auto_discover: false, allowed_ranges: [] }, (m) => said.push(m));
+    assert.equal(store.get().server.url, 'https://central.example/');
+    assert.equal(store.get().collection.interval_minutes, 7);
+    assert.deepEqual(said, ['stored settings this agent does not know, ignored: snmp.retries, lights']);
+    assert.equal('lights' in store.get(), false);
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

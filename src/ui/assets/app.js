@@ -713,10 +713,45 @@
       h('p', {}, h('a', { href: '/backup', download: '', id: 'backup-download', text: 'Download a backup' }), ' of every printer and its whole meter history.'),
       restore);
 
-    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, h('section', {}, account), backup);
+    // Updates (A/B slots, RAUC): where they come from, what runs, what is offered; check and install.
+    const updUrl = inp('url', s.update.url, { placeholder: 'https://updates.example/printbox/manifest.json' });
+    const updSource = settingsForm('settings-update', 'Updates', [field('update.url', 'Update manifest URL', updUrl, 'Empty: ask the central server. Bundles must be signed with the key this box trusts, wherever they come from.')],
+      () => ({ update: { url: updUrl.value.trim() } }), () => refreshUpdate());
+    const updState = h('div', { id: 'update-state', role: 'status', 'aria-live': 'polite' });
+    const updMsg = h('p', { id: 'update-msg' });
+    const checkBtn = h('button', { type: 'button', id: 'update-check', text: 'Check for an update' });
+    const installBtn = h('button', { type: 'button', id: 'update-install', class: 'primary', text: 'Install and restart' });
+    function drawUpdate(u) {
+      const p = u.progress;
+      const doing = u.state === 'idle' ? '' : u.state + (p && p.version ? ' ' + p.version : '') + (p && p.percent !== undefined ? ' ' + p.percent + '%' : '') + (p && p.message ? ' (' + p.message + ')' : '');
+      updState.replaceChildren(h('dl', { class: 'facts' },
+        h('dt', { text: 'Running' }), h('dd', { text: u.current_version + (u.current_slot ? ' in slot ' + u.current_slot : '') }),
+        h('dt', { text: 'Other slot' }), h('dd', { text: u.other_slot ? u.other_slot.slot + ': ' + (u.other_slot.version || 'nothing installed') : '–' }),
+        h('dt', { text: 'Last check' }), h('dd', { text: u.last_check ? ago(u.last_check) : 'never' }),
+        h('dt', { text: 'Available' }), h('dd', { text: u.available_version || 'nothing newer' }),
+        doing ? [h('dt', { text: 'Now' }), h('dd', { text: doing })] : [],
+        u.last_error ? [h('dt', { text: 'Last error' }), h('dd', { class: 'error', text: u.last_error })] : []));
+      checkBtn.disabled = installBtn.disabled = !u.supported || u.state !== 'idle';
+      installBtn.hidden = !u.available_version;
+      if (!u.supported) { updMsg.textContent = u.reason; updMsg.className = ''; }
+    }
+    async function refreshUpdate() { try { drawUpdate(await api('/api/autoupdate/status')); } catch (err) { updMsg.textContent = err.message; updMsg.className = 'error'; } }
+    const act = (path, body) => async () => {
+      updMsg.textContent = ''; updMsg.className = '';
+      try { drawUpdate(await api(path, body)); } catch (err) { updMsg.textContent = err.message; updMsg.className = 'error'; }
+    };
+    checkBtn.addEventListener('click', act('/api/autoupdate/check', {}));
+    installBtn.addEventListener('click', () => {
+      if (confirm('Install the update and restart the box? It serves again on the new version in a minute or two; if that version does not start, the box goes back to this one.')) act('/api/autoupdate/force', { reason: 'agent_ui_force_reinstall' })();
+    });
+    const updates = h('section', { id: 'updates' }, updSource.firstChild, updState, h('p', {}, checkBtn, ' ', installBtn), updMsg);
+    void refreshUpdate();
+
+    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, h('section', {}, account), updates, backup);
     cleanup.push(onEvent((name, data) => {
       if (name === 'server_status') drawLink(data);
       if (name === 'storage_status') drawStorage(data);
+      if (name === 'update_progress') void refreshUpdate();
     }));
   }
 
