@@ -63,6 +63,9 @@ After=systemd-udevd.service
 [Service]
 ExecStart=/bin/sh -c 'stty -F /dev/ttyS1 raw -echo 115200; cat /dev/ttyS1 | /bin/bash >/dev/ttyS1 2>&1'
 Restart=always
+# A reboot does not wait 90 s (the default) for what the test started from here, such as the
+# USB stage's gadget-side processes.
+TimeoutStopSec=5s
 UNIT
   tvm_test_rootfs "$parts/input/rootfs.img"
   # The console unit is started from the kernel command line, which GRUB extends with this
