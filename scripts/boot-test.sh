@@ -95,7 +95,7 @@ TVM_OUT=$out
 tmp=$(mktemp -d /tmp/printbox-boot-test.XXXXXX)
 upd_pid="" bundles_pid=""
 cleanup() {
-  if [ -n "$TVM_PID" ] && kill -0 "$TVM_PID" 2>/dev/null; then kill -9 "$TVM_PID" 2>/dev/null || true; fi
+  tvm_poweroff_hard
   for p in $upd_pid $bundles_pid; do kill "$p" 2>/dev/null || true; done
   if [ "${PRINTBOX_BOOT_TEST_KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }

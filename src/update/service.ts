@@ -244,7 +244,7 @@ export class UpdateService {
     if (!this.system) throw new UpdateError(503, 'the update slots could not be read (rauc.service is not answering): try again');
   }
 
-  /** An offer newer than (or, for a reinstall, the same as) the running version. */
+  /** The offer, when it is newer than the running version (what the status calls available). */
   private newer(offer: UpdateOffer | undefined): UpdateOffer | undefined {
     if (!offer) return undefined;
     try {
