@@ -139,7 +139,7 @@ https_port=$TVM_HTTPS_PORT
 http_port=$TVM_HTTP_PORT
 
 expect_host=printbox-b0c7   # from the MAC address test-vm.sh gives the VM
-boot() { tvm_boot "$1"; }
+boot() { serial_now=$tmp/serial-$1.log; tvm_boot "$1"; }
 poweroff_hard() { tvm_poweroff_hard; }
 version_ok() { tvm_https_ok; }
 wait_https() { tvm_wait_https "$1"; }
@@ -405,9 +405,15 @@ wait_idle_error() { # the forced update ended in an error: prints it
 }
 slot_b_empty() { vm "cmp -s -n 1048576 /dev/disk/by-partlabel/rootB /dev/zero"; }
 version_is() { [ "$(api "https://127.0.0.1:$https_port/api/version" | field version)" = "$1" ]; }
-wait_down_up() { # the box reboots: serving stops, then comes back within $1 s
-  local t0=$(date +%s)
-  while version_ok && [ $(( $(date +%s) - t0 )) -lt 600 ]; do sleep 0.5; done
+# Boots GRUB has started since power-on, from the serial console.
+boots_so_far() { grep -ac 'Booting .PrintBox slot' "$serial_now" 2>/dev/null || true; }
+wait_down_up() { # the box reboots (a new boot on its serial console), then serves again within $1 s
+  local before t0=$(date +%s)
+  before=$(boots_so_far)
+  while [ "$(boots_so_far)" -le "$before" ]; do
+    [ $(( $(date +%s) - t0 )) -lt 900 ] || return 1
+    sleep 1
+  done
   TVM_T0=$(date +%s.%N)
   wait_https "$1" >/dev/null && wait_console
 }

@@ -10,7 +10,7 @@
 #                                   printbox.toml file TOML; picks the forwarded ports
 #                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT); the files named in
 #                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy
-#   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log, every boot until a power-off); sets TVM_PID, TVM_T0
+#   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID, TVM_T0
 #   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
 #   tvm_https_ok                    GET /api/version over HTTPS answers 200
 #   tvm_wait_https LIMIT_S          prints seconds from power-on to the first 200, fails after LIMIT_S
@@ -84,46 +84,24 @@ UNIT
   [ "$TVM_HTTP_PORT" != "$TVM_HTTPS_PORT" ] || TVM_HTTP_PORT=$(( TVM_HTTPS_PORT + 1 ))
 }
 
-# QEMU runs with -no-reboot: a reboot of the guest ends QEMU, and the loop below powers it on
-# again, a cold start through the firmware as a board's reset is. (Under TCG, OVMF once hung at a
-# warm reset, a vCPU spinning with nothing on the serial console, in about twenty reboots.) The
-# kernel's last line tells a reboot from a power-off, which ends the loop. TVM_PID is the loop's.
-tvm_qemu() {
+tvm_boot() {
   rm -f "$TVM_SOCK"
-  exec qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
-    -display none -no-user-config -nodefaults -no-reboot \
+  TVM_T0=$(date +%s.%N)
+  qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
+    -display none -no-user-config -nodefaults \
     -drive "if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd" \
     -drive "if=pflash,format=raw,file=$TVM_DIR/ovmf-vars.fd" \
     -drive "file=$TVM_DISK,format=raw,if=virtio,cache=unsafe,discard=unmap" \
     -drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe" \
     -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$TVM_HTTPS_PORT-:8443,hostfwd=tcp:127.0.0.1:$TVM_HTTP_PORT-:8080$TVM_NETDEV_EXTRA" \
     -device "virtio-net-pci,netdev=n0,mac=$TVM_MAC" \
-    -chardev "file,id=s0,path=$1,append=on" -serial chardev:s0 \
+    -serial "file:$TVM_DIR/serial-$1.log" \
     -chardev "socket,id=tc,path=$TVM_SOCK,server=on,wait=off" -serial chardev:tc \
-    -device virtio-rng-pci "${TVM_QEMU_EXTRA[@]}"
+    -device virtio-rng-pci "${TVM_QEMU_EXTRA[@]}" &
+  TVM_PID=$!
 }
 
-tvm_boot() {
-  local log=$TVM_DIR/serial-$1.log
-  : >"$log"
-  TVM_T0=$(date +%s.%N)
-  (
-    while :; do
-      (tvm_qemu "$log") || exit 0 # killed, or failed to start
-      tail -c 4096 "$log" | tr -d '\r' | grep -a 'reboot: ' | tail -n 1 | grep -q 'Restarting system' || exit 0
-    done
-  ) &
-  TVM_PID=$!
-  disown "$TVM_PID" # no "Killed" line from the shell at a hard power-off
-}
-tvm_poweroff_hard() {
-  [ -n "$TVM_PID" ] || return 0
-  kill -9 "$TVM_PID" 2>/dev/null || true # the loop first: it must not start QEMU again
-  pkill -9 -f "path=$TVM_SOCK,server=on" 2>/dev/null || true
-  # Gone before anything boots the disk again (QEMU holds a lock on it).
-  while pgrep -f "path=$TVM_SOCK,server=on" >/dev/null; do sleep 0.1; done
-  TVM_PID=""
-}
+tvm_poweroff_hard() { [ -z "$TVM_PID" ] || { kill -9 "$TVM_PID" 2>/dev/null || true; wait "$TVM_PID" 2>/dev/null || true; }; TVM_PID=""; }
 
 tvm_https_ok() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TVM_HTTPS_PORT/api/version" 2>/dev/null | grep -qx 200; }
 
