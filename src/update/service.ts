@@ -115,6 +115,7 @@ export class UpdateService {
     const booted = s?.slots.find((x) => x.bootname === s.booted);
     const other = s?.slots.find((x) => x.bootname !== s.booted);
     const source = this.o.source();
+    const available = this.newer(this.kept.available);
     return {
       supported: !unsupported,
       ...(unsupported ? { reason: unsupported } : {}),
@@ -124,8 +125,8 @@ export class UpdateService {
       compatible: s?.compatible ?? null,
       source: source?.name ?? null,
       last_check: this.kept.last_check ?? null,
-      available_version: this.newer(this.kept.available)?.version ?? null,
-      available_size: this.newer(this.kept.available)?.size ?? null,
+      available_version: available?.version ?? null,
+      available_size: available?.size ?? null,
       ...this.progressFields(),
       last_error: this.kept.last_error?.message ?? null,
       last_error_at: this.kept.last_error?.at ?? null,
