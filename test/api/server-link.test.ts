@@ -314,6 +314,8 @@ test('a SIGKILL in the middle of a batch: after restart nothing is missing, at m
   try {
     await peer.waitFor(() => (peer.batches('metrics').length >= 1 ? true : undefined), 30_000, 'a batch stored');
     await agent.stop({ signal: 'SIGKILL', keepDir: true });
+    const unanswered = peer.requests().filter((r) => r.path === '/api/v1/metrics/batch' && r.status === 0);
+    assert.equal(unanswered.length, 1, 'the kill came before the stored batch was answered');
     await peer.setMode('ok');
     await agent.restart();
     await peer.waitFor(() => (new Set(peer.metrics().map(keyOf)).size >= 300 ? true : undefined), 60_000, 'all 300');

@@ -452,7 +452,11 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
         rec.status = 'dropped';
         req.socket.destroy();
       } else {
-        if (rec.mode === 'slow') await sleep(delay());
+        if (rec.mode === 'slow') {
+          // What the request stored is visible to waitFor now, not when the late answer goes out.
+          emit();
+          await sleep(delay());
+        }
         const text = JSON.stringify(a.body) + '\n';
         rec.status = a.status;
         res.writeHead(a.status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
