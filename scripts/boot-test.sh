@@ -96,6 +96,10 @@ tmp=$(mktemp -d /tmp/printbox-boot-test.XXXXXX)
 upd_pid="" bundles_pid=""
 cleanup() {
   tvm_poweroff_hard
+  if [ -s "$tmp/repeated-resets.log" ]; then
+    echo "test VM: the firmware hung at a reset and the harness reset it again (test-vm.sh, tvm_reset_watch):"
+    sed 's/^/    /' "$tmp/repeated-resets.log"
+  fi
   for p in $upd_pid $bundles_pid; do kill "$p" 2>/dev/null || true; done
   if [ "${PRINTBOX_BOOT_TEST_KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
 }
