@@ -373,6 +373,19 @@ check "printbox-mark-good.service ran" vm systemctl is-active --quiet printbox-m
   || vm "journalctl -b -u printbox-mark-good.service --no-pager | tail -n 20" | sed 's/^/       /'
 check "slot A marked good (grubenv A_OK=1 A_TRY=0)" vm "grub-editenv /boot/efi/EFI/BOOT/grubenv list | grep -qx A_TRY=0"
 check "/var/lib/printbox is the data partition" vm "findmnt -n -o SOURCE /var/lib/printbox | grep -qx \$(readlink -f /dev/disk/by-partlabel/data)"
+# The test disk is TVM_GROW_MB larger than the image, as a card is: the data partition and its
+# filesystem took the rest at the first boot.
+DATA_MB=$(sed -n 's/^DATA_MB=//p' "$repo/image/layers/amd64.conf")
+grown=$(vm "blockdev --getsize64 /dev/disk/by-partlabel/data; dumpe2fs -h /dev/disk/by-partlabel/data 2>/dev/null | sed -n 's/^Block \(count\|size\): *//p'" | tr -d '\r' | xargs) || true
+read -r data_bytes fs_blocks fs_block_size <<<"$grown"
+check "the data partition grew to the end of the disk at the first boot ($(( ${data_bytes:-0} / 1048576 )) MiB of $(( DATA_MB + TVM_GROW_MB )))" \
+  test "$(( ${data_bytes:-0} / 1048576 ))" -ge "$(( DATA_MB + TVM_GROW_MB - 2 ))"
+check "its filesystem grew with it ($(( ${fs_blocks:-0} * ${fs_block_size:-0} / 1048576 )) MiB)" \
+  test "$(( ${fs_blocks:-0} * ${fs_block_size:-0} ))" = "${data_bytes:-x}"
+# A slot whose kernel hangs without a panic is reset by the hardware watchdog, then GRUB takes the
+# other slot. (That a hang is reset is not shown here: nothing stops PID 1's pings on demand.)
+wd=$(vm "cat /sys/class/watchdog/watchdog0/state /sys/class/watchdog/watchdog0/timeout" | tr -d '\r' | xargs) || true
+check "the hardware watchdog is armed by systemd: $wd" test "$wd" = "active 60"
 check "RAUC's installer refuses a user other than root and the agent's" \
   vm "! setpriv --reuid=65534 --regid=65534 --clear-groups busctl get-property de.pengutronix.rauc / de.pengutronix.rauc.Installer Operation"
 check "the agent's user reads RAUC's slot status" vm "setpriv --reuid=printbox --regid=printbox --clear-groups rauc status >/dev/null"
@@ -490,6 +503,23 @@ check "slot B: the saved USB printer is still listed" test -n "$usb_saved"
 s=$(status_json)
 check "status: $v_next on slot B, last update from $v_cur" grep -q "\"last_update\":{\"version\":\"$v_next\",\"from_version\":\"$v_cur\",\"slot\":\"B\"" <<<"$s"
 echo "       $s" | cut -c1-400
+
+# The release before, properly signed, asked of RAUC by the agent's user directly (not through the
+# agent, which refuses an older offer itself): RAUC's pre-install handler refuses it before
+# anything is written to slot A.
+ln -f "$out/printbox-$v_cur.raucb" "$upd/printbox-$v_cur.raucb" 2>/dev/null || cp "$out/printbox-$v_cur.raucb" "$upd/"
+as_agent="setpriv --reuid=printbox --regid=printbox --clear-groups"
+slot_a_head() { vm "head -c 4194304 /dev/disk/by-partlabel/rootA | sha256sum" | cut -c1-64; }
+a_before=$(slot_a_head) || true
+VM_TIMEOUT=200 vm "cd /var/lib/printbox/update && $as_agent /opt/printbox/node/bin/node -e \"const fs = require('fs'), { Readable } = require('stream'), { pipeline } = require('stream/promises'); fetch(process.argv[1]).then((r) => pipeline(Readable.fromWeb(r.body), fs.createWriteStream('older.raucb')))\" http://10.0.2.100/printbox-$v_cur.raucb" >/dev/null || true
+refused=$(VM_TIMEOUT=200 vm "$as_agent rauc install /var/lib/printbox/update/older.raucb 2>&1; echo exit=\$?; journalctl -b -u rauc --no-pager -n 20 -o cat" | tr -d '\r') || true
+vm "rm -f /var/lib/printbox/update/older.raucb" >/dev/null || true
+check "an older signed bundle asked of RAUC directly: the install fails ($(grep -o '^exit=[0-9]*' <<<"$refused"))" \
+  grep -q '^exit=[1-9]' <<<"$refused"
+check "... refused by the pre-install handler, which names both versions" \
+  grep -q "version $v_cur is older than the running $v_next" <<<"$refused"
+grep -q "older than the running" <<<"$refused" || tail -n 8 <<<"$refused" | sed 's/^/       /'
+check "slot A not written by the refused install" test "$(slot_a_head)" = "$a_before"
 
 # An update whose agent never becomes ready: installed into A, booted once, and the box goes back to B.
 offer "$v_bad" "printbox-$v_bad.raucb"

@@ -13,9 +13,10 @@ const commands: Record<string, () => Promise<{ run: Command }>> = {
   version: () => import('./commands/version.js'),
   passwd: () => import('./commands/passwd.js'),
   provision: () => import('./commands/provision.js'),
+  'install-allowed': () => import('./commands/install-allowed.js'),
 };
 
-const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version | passwd USER | provision]
+const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version | passwd USER | provision | install-allowed VERSION]
   --config FILE   TOML configuration (also env PRINTBOX_CONFIG)
 `;
 

@@ -6,7 +6,8 @@
 # restrict=on: nothing leaves the VM; HTTPS and HTTP forwarded on 127.0.0.1 only). The same VM as
 # scripts/boot-test.sh's, which uses it.
 #
-#   tvm_prepare DIR TOML            disk copy with the console unit, a boot disk carrying the
+#   tvm_prepare DIR TOML            disk copy (TVM_GROW_MB larger than the image, as a card is)
+#                                   with the console unit, a boot disk carrying the
 #                                   printbox.toml file TOML; picks the forwarded ports
 #                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT); the files named in
 #                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy
@@ -23,6 +24,8 @@ tvm_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TVM_OUT=${TVM_OUT:-$tvm_repo/build/amd64}
 TVM_MAC=${TVM_MAC:-52:54:00:5e:b0:c7}
 TVM_PID=""
+# How much larger than the image the test disk is (MiB).
+TVM_GROW_MB=${TVM_GROW_MB:-512}
 # More QEMU arguments for every boot, and more options of the user-mode network (a guestfwd to
 # a server on the host's loopback: the VM reaches nothing else).
 TVM_QEMU_EXTRA=()
@@ -76,6 +79,8 @@ UNIT
   genimage --config "$TVM_OUT/parts/genimage.cfg" --rootpath "$parts/empty" --inputpath "$parts/input" \
     --outputpath "$TVM_DIR" --tmppath "$parts/tmp" >"$parts/genimage.log" 2>&1 || { cat "$parts/genimage.log" >&2; return 1; }
   rm -rf "$parts"
+  # A card is larger than the image written to it: the first boot grows the data partition.
+  truncate -s "+${TVM_GROW_MB}M" "$TVM_DISK"
   cp /usr/share/OVMF/OVMF_VARS_4M.fd "$TVM_DIR/ovmf-vars.fd"
   mkfs.vfat -n PBOXBOOT -C "$TVM_BOOT_DISK" 16384 >/dev/null
   mcopy -i "$TVM_BOOT_DISK" "$toml" ::printbox.toml
