@@ -483,6 +483,14 @@ check "after the power cut during the install: slot A again ($slot), version $v_
 for _ in $(seq 1 30); do s=$(status_json); [ "$(field current_slot <<<"$s")" = A ] && break; sleep 1; done
 check "status tells the interrupted update (${s:0:0}$(field last_error <<<"$s" | cut -c1-100))" grep -q "the update to $v_next did not come up in slot B" <<<"$s"
 
+# What the database holds before the update (GET /backup): every device and every raw reading must
+# still be there, unchanged, on slot B. (The agent goes on reading the USB printer, so slot B may
+# hold more; the roll-ups' aggregate rows may be updated, so they are not compared.)
+backup_records() { authed --max-time 60 "https://127.0.0.1:$https_port/backup" | grep -E '^\{"kind":"(device"|metrics","tier":"raw")' \
+  | sed 's/^\({"kind":"device","serial":"[^"]*"\).*/\1/' | LC_ALL=C sort; }
+backup_records >"$tmp/records-before" || true
+records_before=$(wc -l <"$tmp/records-before")
+
 # The whole update: force, then the box reboots into slot B by itself and serves the new version.
 t_force=$(date +%s)
 force >/dev/null
@@ -498,6 +506,10 @@ check "slot B marked good (grubenv B_TRY=0), trial file gone" \
 cert_sum4=$(vm sha256sum /var/lib/printbox/tls/agent.crt | cut -c1-64) || true
 check "slot B serves the same certificate and key" test "$cert_sum1" = "$cert_sum4"
 check "slot B: the provisioned account signs in (database kept)" signin
+backup_records >"$tmp/records-after" || true
+lost=$(LC_ALL=C comm -23 "$tmp/records-before" "$tmp/records-after" | wc -l)
+check "slot B keeps every device and reading from before the update ($records_before records before, $(wc -l <"$tmp/records-after") after, $lost lost)" \
+  test "$records_before" -gt 1 -a "$lost" = 0
 usb_saved=$(authed "https://127.0.0.1:$https_port/devices/list" | grep -o '"serial":"PBTEST0001"' | head -n1) || true
 check "slot B: the saved USB printer is still listed" test -n "$usb_saved"
 s=$(status_json)
