@@ -543,6 +543,9 @@ else fail "rollback: HTTPS"; show_serial installcut; exit 1; fi
 signin || true
 slot=$(slot_of) || true
 check "after the failed update: booted from slot B ($slot), version $v_next" version_is "$v_next"
+# (read once slot B's mark-good has written GRUB's environment: read while it is being replaced,
+# the block can be found incomplete)
+VM_TIMEOUT=100 vm "timeout 90 sh -c 'until systemctl is-active --quiet printbox-mark-good.service; do sleep 1; done'" >/dev/null || true
 check "slot A left on trial, so not booted again (grubenv A_TRY=1)" vm "grub-editenv /boot/efi/EFI/BOOT/grubenv list | grep -qx A_TRY=1"
 for _ in $(seq 1 30); do s=$(status_json); [ "$(field current_slot <<<"$s")" = B ] && break; sleep 1; done
 check "status tells the failed update ($(field last_error <<<"$s" | cut -c1-100))" grep -q "the update to $v_bad did not come up in slot A" <<<"$s"

@@ -4,7 +4,9 @@
 #   scripts/build-image.sh amd64   -> build/amd64/disk.img (GPT: ESP with GRUB, root slots A and B,
 #                                     data), rootfs.img (slot A's content), printbox-<version>.raucb
 #                                     (the same root as a signed RAUC update bundle) (QEMU, boot test)
-#   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4 card)
+#   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4 card:
+#                                     MBR, boot partition with U-Boot, root slots A and B, data),
+#                                     rootfs.img, printbox-<version>.raucb (as for amd64)
 # Runs as root (mmdebstrap root mode, chroot). Installs the Debian tools it needs when missing.
 # Caches Debian packages and Node.js in $PRINTBOX_CACHE
 # (default /var/cache/printbox-build). Reproducible: SOURCE_DATE_EPOCH (default: the time of the
@@ -41,16 +43,17 @@ have openssl || need+=(openssl)
 have genimage || need+=(genimage)
 have mkfs.vfat || need+=(dosfstools)
 have mcopy || need+=(mtools)
+have rauc || need+=(rauc)
+have mksquashfs || need+=(squashfs-tools)
 if [ "$target" = amd64 ]; then
   have grub-mkstandalone || need+=(grub-common)
   [ -d /usr/lib/grub/x86_64-efi ] || need+=(grub-efi-amd64-bin)
-  have rauc || need+=(rauc)
-  have mksquashfs || need+=(squashfs-tools)
 fi
 if [ "$target" = arm64 ]; then
   have qemu-aarch64-static || need+=(qemu-user-static)
   have update-binfmts || need+=(binfmt-support)
   have arch-test || need+=(arch-test)
+  have mkimage || need+=(u-boot-tools)
 fi
 # arch-test and the keyring help mmdebstrap; uidmap not needed (root mode)
 [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
@@ -68,24 +71,28 @@ fi
 stage_end "host tools"
 
 # ---------------------------------------------------------------------------------------------
-if [ "$target" = amd64 ]; then
-  stage "update signing key"
-  # The operator's pair (PRINTBOX_BUNDLE_KEY, PRINTBOX_BUNDLE_CERT), or a development pair made
-  # here once (docs/image.md, updates). The certificate is the image's RAUC keyring.
-  keys=$repo/build/keys
-  export PRINTBOX_BUNDLE_KEY=${PRINTBOX_BUNDLE_KEY:-$keys/development.key}
-  export PRINTBOX_BUNDLE_CERT=${PRINTBOX_BUNDLE_CERT:-$keys/development.crt}
-  if [ ! -s "$PRINTBOX_BUNDLE_KEY" ] && [ "$PRINTBOX_BUNDLE_KEY" = "$keys/development.key" ]; then
-    mkdir -p "$keys" && chmod 0700 "$keys"
-    (umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 \
-      -subj "/O=PrintBox/CN=PrintBox development update signing key (not for release)" \
-      -keyout "$PRINTBOX_BUNDLE_KEY" -out "$PRINTBOX_BUNDLE_CERT" 2>/dev/null)
-    chmod 0644 "$PRINTBOX_BUNDLE_CERT"
-  fi
-  [ -s "$PRINTBOX_BUNDLE_KEY" ] && [ -s "$PRINTBOX_BUNDLE_CERT" ] || { echo "no update signing key: $PRINTBOX_BUNDLE_KEY" >&2; exit 1; }
-  echo "signing certificate: $(openssl x509 -noout -subject -in "$PRINTBOX_BUNDLE_CERT")"
-  stage_end "update signing key"
+stage "update signing key"
+# The operator's pair (PRINTBOX_BUNDLE_KEY, PRINTBOX_BUNDLE_CERT), or a development pair made here
+# once (docs/image.md, updates), the same for both targets (npm test builds them at the same
+# time: the lock). The certificate is the image's RAUC keyring.
+keys=$repo/build/keys
+export PRINTBOX_BUNDLE_KEY=${PRINTBOX_BUNDLE_KEY:-$keys/development.key}
+export PRINTBOX_BUNDLE_CERT=${PRINTBOX_BUNDLE_CERT:-$keys/development.crt}
+if [ "$PRINTBOX_BUNDLE_KEY" = "$keys/development.key" ]; then
+  mkdir -p "$keys" && chmod 0700 "$keys"
+  (
+    flock 9
+    if [ ! -s "$PRINTBOX_BUNDLE_KEY" ]; then
+      (umask 077 && openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 \
+        -subj "/O=PrintBox/CN=PrintBox development update signing key (not for release)" \
+        -keyout "$PRINTBOX_BUNDLE_KEY" -out "$PRINTBOX_BUNDLE_CERT" 2>/dev/null)
+      chmod 0644 "$PRINTBOX_BUNDLE_CERT"
+    fi
+  ) 9>"$keys/.lock"
 fi
+[ -s "$PRINTBOX_BUNDLE_KEY" ] && [ -s "$PRINTBOX_BUNDLE_CERT" ] || { echo "no update signing key: $PRINTBOX_BUNDLE_KEY" >&2; exit 1; }
+echo "signing certificate: $(openssl x509 -noout -subject -in "$PRINTBOX_BUNDLE_CERT")"
+stage_end "update signing key"
 
 # ---------------------------------------------------------------------------------------------
 stage "agent (node $NODE_VERSION, $NODE_ARCH)"
@@ -160,30 +167,33 @@ echo "root filesystem content sha256: $(cat "$out/content.sha256") (same inputs,
 stage_end "package manifest"
 
 # ---------------------------------------------------------------------------------------------
-ext4_image() { # ext4_image <dir> <image> <size-MiB>
-  rm -f "$2"
-  E2FSPROGS_FAKE_TIME=$SOURCE_DATE_EPOCH mke2fs -q -F -t ext4 -b 4096 -I 256 -L "$ROOT_LABEL" -U "$ROOT_UUID" \
-    -E "hash_seed=$ROOT_UUID,root_owner=0:0,lazy_itable_init=0,nodiscard" -d "$1" "$2" "${3}M"
-  e2fsck -fn "$2" >/dev/null
+stage "disk image, update bundle"
+# Both targets: the boot partition (per target, below), root slot A with this root filesystem, an
+# empty slot B, and the data partition, whose first content is the root's /var/lib/printbox: that
+# directory then stays empty in the slots, where the partition is mounted over it (the layer's
+# /etc/fstab). The update bundle is the same root filesystem, signed (scripts/image/bundle.sh).
+work=$out/genimage
+rm -rf "$work" && mkdir -p "$work/input" "$work/output" "$work/tmp" "$work/boot" "$work/data"
+mkdir -p "$rootfs/var/lib/printbox"
+cp -a "$rootfs/var/lib/printbox/." "$work/data/"
+find "$rootfs/var/lib/printbox" -mindepth 1 -delete
+mkfs_ext4() { # mkfs_ext4 <label> <uuid> <dir> <image> <size-MiB>
+  rm -f "$4"
+  E2FSPROGS_FAKE_TIME=$SOURCE_DATE_EPOCH mke2fs -q -F -t ext4 -b 4096 -I 256 -L "$1" -U "$2" \
+    -E "hash_seed=$2,root_owner=0:0,lazy_itable_init=0,nodiscard" -d "$3" "$4" "${5}M"
+  e2fsck -fn "$4" >/dev/null
 }
+# The root filesystem's image has room to spare (a third, and 512 MiB) and must fit a slot.
 used_mb=$(du -sm --apparent-size "$rootfs" | cut -f1)
+size=$(( (used_mb * 13 / 10 + 512 + 63) / 64 * 64 ))
+[ "$size" -le "$ROOT_SLOT_MB" ] || { echo "root filesystem ($size MiB) larger than a slot ($ROOT_SLOT_MB MiB)" >&2; exit 1; }
+mkfs_ext4 "$ROOT_LABEL" "$ROOT_UUID" "$rootfs" "$out/rootfs.img" "$size"
+ln -f "$out/rootfs.img" "$work/input/rootfs.img"
+mkfs_ext4 "$DATA_LABEL" "$DATA_UUID" "$work/data" "$work/input/data.ext4" "$DATA_MB"
 if [ "$target" = amd64 ]; then
-  stage "disk image, update bundle"
-  # The data partition's first content is the root's /var/lib/printbox, which then stays empty in
-  # the slots: the partition is mounted over it (rootfs-overlay/etc/fstab via the amd64 layer).
-  work=$out/genimage
-  rm -rf "$work" && mkdir -p "$work/input" "$work/output" "$work/tmp" "$work/empty"
-  mkdir -p "$work/data" "$rootfs/var/lib/printbox"
-  cp -a "$rootfs/var/lib/printbox/." "$work/data/"
-  find "$rootfs/var/lib/printbox" -mindepth 1 -delete
-  size=$(( (used_mb * 13 / 10 + 512 + 63) / 64 * 64 ))
-  [ "$size" -le "$ROOT_SLOT_MB" ] || { echo "root filesystem ($size MiB) larger than a slot ($ROOT_SLOT_MB MiB)" >&2; exit 1; }
-  ext4_image "$rootfs" "$out/rootfs.img" "$size"
-  ln -f "$out/rootfs.img" "$work/input/rootfs.img"
-  E2FSPROGS_FAKE_TIME=$SOURCE_DATE_EPOCH mke2fs -q -F -t ext4 -b 4096 -L "$DATA_LABEL" -U "$DATA_UUID" \
-    -E "hash_seed=$DATA_UUID,root_owner=0:0,lazy_itable_init=0,nodiscard" -d "$work/data" "$work/input/data.ext4" "${DATA_MB}M"
-  # GRUB as the removable-media boot path (no NVRAM entry needed), its grub.cfg built in; the
-  # environment block RAUC's grub backend and grub.cfg share, slot A installed and preferred.
+  # The EFI system partition: GRUB as the removable-media boot path (no NVRAM entry needed), its
+  # grub.cfg built in; the environment block RAUC's grub backend and grub.cfg share, slot A
+  # installed and preferred.
   grub-mkstandalone -O x86_64-efi --locales= --themes= --fonts= \
     --modules="part_gpt fat ext2 search search_label loadenv test regexp echo linux normal" \
     --output="$work/BOOTX64.EFI" "boot/grub/grub.cfg=$repo/image/amd64/grub.cfg"
@@ -194,46 +204,41 @@ if [ "$target" = amd64 ]; then
   mmd -i "$work/input/esp.vfat" ::EFI ::EFI/BOOT
   mcopy -m -i "$work/input/esp.vfat" "$work/BOOTX64.EFI" "$work/grubenv" ::EFI/BOOT/
   sed -e "s/@ROOT_MB@/$ROOT_SLOT_MB/" "$repo/image/amd64/genimage.cfg" > "$work/genimage.cfg"
-  genimage --config "$work/genimage.cfg" --rootpath "$work/empty" --inputpath "$work/input" \
-    --outputpath "$work/output" --tmppath "$work/tmp" >"$work/genimage.log" 2>&1 \
-    || { cat "$work/genimage.log"; exit 1; }
-  mv "$work/output/disk.img" "$out/disk.img"
+  card=disk.img
+else
+  # The Pi's boot partition: the firmware, config.txt and cmdline.txt (raspi-firmware wrote them
+  # into the root's /boot/firmware: kernel=u-boot.bin), the device trees the firmware hands on,
+  # U-Boot, its boot script, and the slot variables (slot A with 3 tries; B empty, none).
+  cp -a "$rootfs/boot/firmware/." "$work/boot/"
+  find "$rootfs/boot/firmware" -mindepth 1 -delete
+  # (the kernel and initramfs the hook copied there while the packages were installed, before the
+  # overlay said kernel=u-boot.bin: U-Boot loads them from the slot)
+  rm -f "$work/boot/"vmlinuz-* "$work/boot/"initrd.img-*
+  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
+  cp "$rootfs/usr/lib/linux-image-$kver/broadcom/"bcm*.dtb "$work/boot/"
+  cp "$rootfs/usr/lib/u-boot/rpi_arm64/u-boot.bin" "$work/boot/"
+  mkimage -A arm64 -O linux -T script -C none -n "PrintBox slot choice" -d "$repo/image/rpi/boot.cmd" "$work/boot/boot.scr" >/dev/null
+  printf 'BOOT_ORDER=A B\nBOOT_A_LEFT=3\nBOOT_B_LEFT=0\n' >"$work/rauc-env.txt"
+  mkenvimage -s 0x4000 -o "$work/boot/rauc.env" "$work/rauc-env.txt"
+  find "$work/boot" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
+  sed -e "s/@BOOT_LABEL@/$BOOT_LABEL/" -e "s/@BOOT_SIZE_MB@/$BOOT_SIZE_MB/" -e "s/@ROOT_MB@/$ROOT_SLOT_MB/" \
+    "$repo/image/rpi/genimage.cfg" > "$work/genimage.cfg"
+  card=printbox-rpi.img
+fi
+genimage --config "$work/genimage.cfg" --rootpath "$work/boot" --inputpath "$work/input" \
+  --outputpath "$work/output" --tmppath "$work/tmp" >"$work/genimage.log" 2>&1 \
+  || { cat "$work/genimage.log"; exit 1; }
+mv "$work/output/$card" "$out/$card"
+if [ "$target" = amd64 ]; then
   # The parts, for a test's copy of the disk (scripts/image/test-vm.sh assembles its own).
   rm -rf "$out/parts" && mkdir -p "$out/parts"
   mv "$work/input/esp.vfat" "$work/input/data.ext4" "$work/genimage.cfg" "$out/parts/"
-  # The update bundle: this root filesystem, signed (scripts/image/bundle.sh).
-  "$repo/scripts/image/bundle.sh" "$target" "$out/rootfs.img" "$out"
-  rm -rf "$work" "$out/vmlinuz" "$out/initrd.img"
-  touch -d "@$SOURCE_DATE_EPOCH" "$out/rootfs.img" "$out/disk.img" "$out/parts/"*
-  echo "rootfs.img ${size} MiB ($used_mb MiB used) in ${ROOT_SLOT_MB} MiB slots; disk.img $(( $(stat -c %s "$out/disk.img") / 1048576 )) MiB; sha256:"
-  (cd "$out" && sha256sum rootfs.img disk.img)
-  stage_end "disk image, update bundle"
-else
-  stage "Raspberry Pi card (genimage)"
-  work=$out/genimage
-  rm -rf "$work" && mkdir -p "$work/boot" "$work/input" "$work/output" "$work/tmp"
-  # The boot partition's content (firmware, kernel, initrd, device trees, config.txt, cmdline.txt)
-  # moves out of the root filesystem: on the card it is the FAT partition mounted there.
-  cp -a "$rootfs/boot/firmware/." "$work/boot/"
-  find "$rootfs/boot/firmware" -mindepth 1 -delete
-  find "$work/boot" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
-  root_mb=$ROOT_SIZE_MB
-  [ "$root_mb" -ge $(( used_mb * 13 / 10 + 256 )) ] || root_mb=$(( (used_mb * 13 / 10 + 256 + 63) / 64 * 64 ))
-  ext4_image "$rootfs" "$work/input/root.ext4" "$root_mb"
-  sed -e "s/@BOOT_LABEL@/$BOOT_LABEL/" -e "s/@BOOT_SIZE_MB@/$BOOT_SIZE_MB/" \
-    "$repo/image/rpi/genimage.cfg" > "$work/genimage.cfg"
-  genimage --config "$work/genimage.cfg" --rootpath "$work/boot" --inputpath "$work/input" \
-    --outputpath "$work/output" --tmppath "$work/tmp" >"$work/genimage.log" 2>&1 \
-    || { cat "$work/genimage.log"; exit 1; }
-  mv "$work/output/printbox-rpi.img" "$out/printbox-rpi.img"
-  # for the qemu-system-aarch64 -M virt smoke boot (scripts/image/smoke-arm64.sh)
-  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
-  cp "$work/boot/vmlinuz-$kver" "$out/vmlinuz" 2>/dev/null || cp "$rootfs/boot/vmlinuz-$kver" "$out/vmlinuz"
-  cp "$work/boot/initrd.img-$kver" "$out/initrd.img" 2>/dev/null || cp "$rootfs/boot/initrd.img-$kver" "$out/initrd.img"
-  rm -rf "$work/tmp" "$work/output" "$work/input"
-  touch -d "@$SOURCE_DATE_EPOCH" "$out/printbox-rpi.img"
-  echo "kernel $kver; printbox-rpi.img $(( $(stat -c %s "$out/printbox-rpi.img") / 1048576 )) MiB; sha256:"
-  (cd "$out" && sha256sum printbox-rpi.img)
-  stage_end "Raspberry Pi card (genimage)"
 fi
+"$repo/scripts/image/bundle.sh" "$target" "$out/rootfs.img" "$out"
+rm -rf "$work" "$out/vmlinuz" "$out/initrd.img"
+touch -d "@$SOURCE_DATE_EPOCH" "$out/rootfs.img" "$out/$card"
+[ ! -d "$out/parts" ] || touch -d "@$SOURCE_DATE_EPOCH" "$out/parts/"*
+echo "rootfs.img ${size} MiB ($used_mb MiB used) in ${ROOT_SLOT_MB} MiB slots; $card $(( $(stat -c %s "$out/$card") / 1048576 )) MiB; sha256:"
+(cd "$out" && sha256sum rootfs.img "$card")
+stage_end "disk image, update bundle"
 echo "== [$target] image built in $(( $(date +%s) - build_start ))s"

@@ -49,10 +49,14 @@ done
 inroot systemctl set-default multi-user.target >/dev/null
 inroot systemctl disable systemd-networkd-wait-online.service >/dev/null 2>&1 || true
 
-# A/B updates (amd64): the running slot is marked good once the agent serves; the agent's request
-# to reboot into an update it installed is carried out.
+# A/B updates: the running slot is marked good once the agent serves; the agent's request to
+# reboot into an update it installed is carried out.
 if [ -e "$root/etc/rauc/system.conf" ]; then
   inroot systemctl enable printbox-mark-good.service printbox-update-reboot.path
+fi
+# The Pi's data partition grows to the end of the card at the first boot (the layer's unit).
+if [ -e "$root/usr/lib/systemd/system/printbox-grow-data.service" ]; then
+  inroot systemctl enable printbox-grow-data.service
 fi
 
 if [ "$PRINTBOX_TARGET" = arm64 ] && [ -x "$root/etc/kernel/postinst.d/z50-raspi-firmware" ]; then
@@ -60,6 +64,6 @@ if [ "$PRINTBOX_TARGET" = arm64 ] && [ -x "$root/etc/kernel/postinst.d/z50-raspi
   # now that the overlay is in. The hook does nothing unless dpkg's parameters say "configure".
   kver=$(ls "$root/lib/modules" | sort -V | tail -n1)
   inroot env DEB_MAINT_PARAMS=configure /etc/kernel/postinst.d/z50-raspi-firmware "$kver"
-  grep -q 'root=LABEL=printbox-root ' "$root/boot/firmware/cmdline.txt" \
-    || { echo "cmdline.txt does not name the root by label: $(cat "$root/boot/firmware/cmdline.txt")" >&2; exit 1; }
+  grep -q '^kernel=u-boot.bin$' "$root/boot/firmware/config.txt" \
+    || { echo "config.txt does not start U-Boot: $(cat "$root/boot/firmware/config.txt")" >&2; exit 1; }
 fi

@@ -1,5 +1,5 @@
 // printbox-agent install-allowed VERSION: RAUC's pre-install handler asks it before an update is
-// written (image/layers/amd64.overlay/usr/libexec/printbox/rauc-pre-install).
+// written (rootfs-overlay/usr/libexec/printbox/rauc-pre-install).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
