@@ -39,7 +39,8 @@ pi_log=build/rpi-card-build.log
 if [ "$pi_card" = 1 ]; then
   mkdir -p build
   echo "== Raspberry Pi card: building in the background (log: $pi_log)"
-  scripts/build-image.sh arm64 >"$pi_log" 2>&1 &
+  # (at a lower priority: the tests' own timing comes first)
+  nice -n 10 scripts/build-image.sh arm64 >"$pi_log" 2>&1 &
   pi_pid=$!
   # Never left running on its own: a build stopped in the middle leaves its chroot's mounts.
   trap '[ -n "$pi_pid" ] && { echo "waiting for the Raspberry Pi card build to end"; wait "$pi_pid" || true; }' EXIT

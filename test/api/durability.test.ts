@@ -66,7 +66,13 @@ test(`kill -9 during polls, ${CYCLES} times: integrity holds and no acknowledged
         }
       }
     });
-    await new Promise((r) => setTimeout(r, 300 + Math.floor(Math.random() * 900)));
+    // The kill lands while writes are in flight: after this cycle's first acknowledged snapshot
+    // (however slow the machine), then a random while longer.
+    const before = acknowledged.size;
+    for (let waited = 0; acknowledged.size === before && waited < 30_000; waited += 20) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 900)));
     const exited = new Promise((r) => agent.proc.once('exit', r));
     agent.proc.kill('SIGKILL');
     await exited;
