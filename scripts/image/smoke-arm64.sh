@@ -112,7 +112,8 @@ check "the data partition grew to the end of the card ($(( data_size / 1048576 )
 off
 # QEMU was killed, as a power cut would: e2fsck replays the journal, as the next mount would.
 e2fsck -E journal_only -y "$card?offset=$data_start" >/dev/null 2>&1 || true
-check "the data filesystem is clean after the power cut" e2fsck -fn "$card?offset=$data_start" >/dev/null 2>&1
+fs_clean() { e2fsck -fn "$card?offset=$data_start" >/dev/null 2>&1; }
+check "the data filesystem is clean after the power cut" fs_clean
 fs=$(dumpe2fs -h "$card?offset=$data_start" 2>/dev/null | sed -n 's/^Block \(count\|size\): *//p' | xargs)
 read -r fs_blocks fs_block_size <<<"$fs"
 check "its filesystem grew with it ($(( ${fs_blocks:-0} * ${fs_block_size:-0} / 1048576 )) MiB)" \
