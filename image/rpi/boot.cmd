@@ -47,8 +47,8 @@ fatwrite ${devtype} ${devnum}:1 ${pb_env} rauc.env 0x4000 || echo "PrintBox: rau
 test -n "${pb_slot}" || reset
 
 echo "PrintBox: booting slot ${pb_slot} (tries left: A ${BOOT_A_LEFT}, B ${BOOT_B_LEFT})"
-# Debian's kernel is a compressed Image: booti unpacks it from kernel_comp_addr_r. The initrd and
-# that scratch area sit well above the unpacked kernel (about 40 MiB) on every board.
+# The initrd sits well above the kernel (Debian's arm64 Image, about 33 MiB unpacked) on every
+# board; a compressed kernel would be unpacked by booti through kernel_comp_addr_r, above both.
 setexpr ramdisk_addr_r ${kernel_addr_r} + 0x04000000
 setexpr kernel_comp_addr_r ${kernel_addr_r} + 0x08000000
 setenv kernel_comp_size 0x04000000
