@@ -7,6 +7,10 @@ command -v snmpget >/dev/null 2>&1 || need+=(snmp)
 # The browser test of the sign-in page (test/api/login-browser.test.ts) drives Debian's Chromium.
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+# PrintMaster's own central server (../shared/tools/printmaster-server, test/helpers/printmaster.ts) links libsqlite3.
+[ -e /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 ] || [ -e /lib/x86_64-linux-gnu/libsqlite3.so.0 ] || need+=(libsqlite3-0)
+# A printer's own web page and IPP (shared/docs/lan-lab.md): CUPS's ippeveprinter.
+command -v ippeveprinter >/dev/null 2>&1 || need+=(cups-ipp-utils)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing Debian packages: ${need[*]} (run as root to install them)" >&2
