@@ -60,7 +60,7 @@ export function defaultConfig(): Config {
       // Forwarding headers count only from these peers (decisions.md, Auth).
       auth: { mode: 'local', allow_local_admin: true, trusted_proxies: ['127.0.0.0/8', '::1/128'] },
     },
-    server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 500, upload_interval_ms: 1000 },
+    server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 100, upload_interval_ms: 1000 },
     // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
     discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [] },
     log: { level: 'info' },

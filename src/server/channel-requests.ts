@@ -49,7 +49,8 @@ export class ChannelRequests {
   handle(data: Record<string, unknown>): void {
     const id = data.request_id;
     if (typeof id !== 'string' || !id || id.length > 200) {
-      this.o.send('error', { message: 'proxy_request needs a request_id (a non-empty string)' });
+      // Nothing to answer to; the reference server knows no `error` frame from an agent.
+      this.o.log.warn('proxy_request needs a request_id (a non-empty string)');
       return;
     }
     const answer = (status: number, message: string) =>
