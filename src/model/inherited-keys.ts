@@ -32,26 +32,30 @@ function pathOf(node: Node, key: string): string {
 }
 
 /**
- * The first refused key in a parsed JSON value (in document order), with its path; undefined when
- * there is none. Iterative: a body may nest arrays 30,000 deep, past the stack of a recursion.
+ * A refused key in a parsed JSON value, with its path; undefined when there is none. An object's
+ * own keys are looked at before what is nested in them, so the outermost is the one named.
+ * Iterative: a body may nest arrays 30,000 deep, past the stack of a recursion.
  */
 export function findInheritedKey(value: unknown): InheritedKey | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const stack: Node[] = [{ value }];
+  // Children are pushed last first, so that they are looked at in the document's order.
   while (stack.length) {
     const node = stack.pop()!;
-    const children: Node[] = [];
-    if (Array.isArray(node.value)) {
-      node.value.forEach((v, i) => {
-        if (typeof v === 'object' && v !== null) children.push({ value: v, parent: node, step: i });
-      });
-    } else {
-      for (const [k, v] of Object.entries(node.value)) {
-        if (INHERITED_KEYS.has(k)) return { key: k, path: pathOf(node, k) };
-        if (typeof v === 'object' && v !== null) children.push({ value: v, parent: node, step: k });
+    const v = node.value as Record<string, unknown>;
+    if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) {
+        const child: unknown = v[i];
+        if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: node, step: i });
       }
+      continue;
     }
-    for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]);
+    const keys = Object.keys(v);
+    for (const k of keys) if (INHERITED_KEYS.has(k)) return { key: k, path: pathOf(node, k) };
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const child = v[keys[i]];
+      if (typeof child === 'object' && child !== null) stack.push({ value: child, parent: node, step: keys[i] });
+    }
   }
   return undefined;
 }
@@ -60,7 +64,9 @@ export function findInheritedKey(value: unknown): InheritedKey | undefined {
 export function inheritedKeyProblem(value: unknown): string | undefined {
   const found = findInheritedKey(value);
   if (!found) return undefined;
-  const where = found.path === found.key ? '' : ` (at ${found.path})`;
+  // A body nested thousands deep has a path as long: the end of it says where.
+  const path = found.path.length > 200 ? `…${found.path.slice(-200)}` : found.path;
+  const where = found.path === found.key ? '' : ` (at ${path})`;
   return `key "${found.key}"${where} is not accepted: __proto__, constructor and prototype are refused anywhere in a document`;
 }
 
