@@ -5,7 +5,9 @@
 // that accepts JSON (the list is checked against docs/openapi.yaml), in channel frames, in managed
 // settings and in backups; each is refused naming the key and where it is, nothing changes, and
 // the routes that would show a broken Object (the settings merge, a device update reading absent
-// fields) still work afterwards.
+// fields) still work afterwards. Frames come from test/server-peer (sendRaw puts any text on the
+// socket); PrintMaster's own server (test/helpers/printmaster.ts) only sends the frames its code
+// builds, so it cannot carry these keys.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { readFileSync } from 'node:fs';
