@@ -156,7 +156,7 @@ const schema: Schema = {
 function merge(target: Record<string, unknown>, input: Record<string, unknown>, s: Schema, prefix: string): void {
   for (const [k, v] of Object.entries(input)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    const rule = s[k];
+    const rule = Object.hasOwn(s, k) ? s[k] : undefined; // `constructor` is an unknown key, not Object
     if (rule === undefined) throw new ConfigError(`unknown config key ${key}`);
     if (typeof rule === 'function') {
       rule(v, key);
