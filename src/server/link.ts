@@ -25,6 +25,7 @@ import type { UpdateSource } from '../update/service.js';
 import { askingFor } from '../update/source.js';
 import { parseOffer } from '../update/manifest.js';
 import { mapManagedSettings } from './managed-settings.js';
+import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 /** What the server's update commands call (update/service.ts). */
 export interface UpdateCommands {
@@ -390,16 +391,21 @@ export class ServerLink {
     const snapshot = reply.settings_snapshot;
     if (typeof version !== 'string' || !version || version === this.store.get().settings_version || snapshot === undefined) return false;
     if (version === this.rejectedSettingsVersion) return false;
+    const refuse = (error: string): boolean => {
+      this.rejectedSettingsVersion = version;
+      this.settingsError = { version, error };
+      this.lastError = `managed settings ${version.slice(0, 12)} refused: ${error}`;
+      this.o.log.warn({ settings_version: version, err: error }, 'managed settings refused; nothing changed');
+      return true;
+    };
+    const inherited = inheritedKeyProblem(snapshot);
+    if (inherited) return refuse(inherited);
     const { patch, unmapped } = mapManagedSettings(snapshot);
     try {
       this.o.settings.update(patch);
     } catch (err) {
       if (!(err instanceof SettingsError)) throw err;
-      this.rejectedSettingsVersion = version;
-      this.settingsError = { version, error: err.message };
-      this.lastError = `managed settings ${version.slice(0, 12)} refused: ${err.message}`;
-      this.o.log.warn({ settings_version: version, err: err.message }, 'managed settings refused; nothing changed');
-      return true;
+      return refuse(err.message);
     }
     this.store.setSettingsVersion(version);
     this.settingsError = undefined;
