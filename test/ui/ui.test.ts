@@ -373,7 +373,9 @@ test('logs: level filter, download link', { skip }, async () => {
   await desktop.waitForFunction(() => (document.getElementById('log-lines')?.children.length ?? 0) > 0);
   await desktop.selectOption('#log-level', 'error');
   await desktop.waitForFunction(() => /No records at this level|ERROR/.test(document.getElementById('log-lines')?.textContent ?? ''));
-  assert.equal(await desktop.getAttribute('a[href="/logfile"]', 'download'), 'printbox-agent.log');
+  // The link is relative to the page (docs/ui.md, the UI through the central server).
+  assert.equal(await desktop.getAttribute('a[href="./logfile"]', 'download'), 'printbox-agent.log');
+  assert.equal(await desktop.evaluate(`document.querySelector('a[href="./logfile"]').href`), `${base}/logfile`);
   await desktop.check('#log-follow');
   await accessible(desktop, 'logs');
   await desktop.selectOption('#log-level', 'info');
