@@ -130,6 +130,11 @@ test('the box UI through the central server: requests stay under its prefix, pri
     'a link resolves under the prefix',
   );
 
+  // The box's sign-in page under the prefix (its own script too); nobody needs it there.
+  await page.goto(`${prefix}login`);
+  await page.waitForSelector('form#login[data-endpoint]');
+  assert.ok(requests.includes(`${prefix}login.js`), 'the sign-in script came through the prefix');
+
   const outside = requests.filter((u) => !u.startsWith(prefix));
   assert.deepEqual(outside, [], 'every request the page made is under the prefix');
   assert.ok(requests.some((u) => u === `${prefix}ui.js`), 'the script came through the prefix');
