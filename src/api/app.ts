@@ -6,7 +6,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AgentContext } from './context.js';
 import { errorText, sendText } from './respond.js';
 import { markHead } from './head.js';
-import { admit } from '../auth/gate.js';
+import { admit, fromServerChannel } from '../auth/gate.js';
 import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
@@ -120,11 +120,17 @@ export function routeTable(): { method?: string; path: string }[] {
   return createRouter({} as AgentContext).app.middleware.map((m) => ({ method: m.method, path: m.path as string }));
 }
 
-/** No credential (contract 5.6): a browser goes to the login page, anything else gets 401. */
+/**
+ * No credential (contract 5.6): a browser goes to the login page, anything else gets 401. The
+ * Location is relative to the request's path ("../login" from /devices/list), so it stays under a
+ * prefix that serves the box, such as the central server's /api/v1/proxy/agent/<id>/.
+ */
 function refuse(req: IncomingMessage, res: ServerResponse): void {
   if (!acceptsHtml(req)) return sendText(res, 401, 'unauthorized');
+  const path = (req.url ?? '/').split('?')[0];
+  const up = '../'.repeat(path.split('/').length - 2);
   res.statusCode = 302;
-  res.setHeader('Location', `/login?return_to=${encodeURIComponent(req.url ?? '/')}`);
+  res.setHeader('Location', `${up}login?return_to=${encodeURIComponent(req.url ?? '/')}`);
   res.end();
 }
 
@@ -148,7 +154,7 @@ export function createHandler(ctx: AgentContext): Handler {
       req.method = 'GET';
     }
     if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
-    const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http');
+    const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http', fromServerChannel(req) ? ctx.settings.get().server.url : undefined);
     if (crossOrigin) return sendText(res, 403, crossOrigin);
     router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
   };

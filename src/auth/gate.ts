@@ -38,6 +38,9 @@ export function markFromServerChannel(req: IncomingMessage): void {
   channelRequests.add(req);
 }
 
+/** Whether the request came over the central server's channel (marked by markFromServerChannel). */
+export const fromServerChannel = (req: IncomingMessage): boolean => channelRequests.has(req);
+
 function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): Principal | undefined {
   const auth = cfg.web.auth;
   if (channelRequests.has(req)) return { kind: 'proxy' };

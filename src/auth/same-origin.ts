@@ -9,17 +9,23 @@ import type { IncomingMessage } from 'node:http';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Why the request is refused as cross-origin, or undefined when it may go on. */
-export function crossOriginProblem(req: IncomingMessage, scheme: 'https' | 'http'): string | undefined {
+/**
+ * Why the request is refused as cross-origin, or undefined when it may go on. `relayedBy` is the
+ * central server's URL for a request the server relayed over the box's channel: the browser's page
+ * is then on the server (the box's UI under its proxy prefix), so "this origin" is the server's,
+ * whichever address the browser knows it by when its Sec-Fetch-Site says same-origin.
+ */
+export function crossOriginProblem(req: IncomingMessage, scheme: 'https' | 'http', relayedBy?: string): string | undefined {
   if (SAFE_METHODS.has(req.method ?? 'GET')) return undefined;
   const fetchSite = req.headers['sec-fetch-site'];
   if (fetchSite === 'cross-site' || fetchSite === 'same-site') return `cross-origin request refused: Sec-Fetch-Site is ${fetchSite}`;
   const origin = req.headers.origin;
   if (origin === undefined) return undefined;
-  const here = `${scheme}://${req.headers.host ?? ''}`;
+  if (relayedBy !== undefined && fetchSite === 'same-origin') return undefined;
+  const here = relayedBy ?? `${scheme}://${req.headers.host ?? ''}`;
   // URL drops a default port (443, 80) from both sides; an unparsable Origin or Host never matches.
   if (originOf(origin) !== undefined && originOf(origin) === originOf(here)) return undefined;
-  return `cross-origin request refused: Origin ${JSON.stringify(origin)} is not this box (${here})`;
+  return `cross-origin request refused: Origin ${JSON.stringify(origin)} is not ${relayedBy === undefined ? 'this box' : 'the central server'} (${here})`;
 }
 
 function originOf(url: string): string | undefined {

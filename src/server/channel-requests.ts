@@ -96,6 +96,7 @@ export class ChannelRequests {
     done: () => void,
     answer: (status: number, message: string) => void,
   ): void {
+    if (/^text\/event-stream/i.test(String(res.headers['content-type'] ?? ''))) return this.refuseStream(id, res, abort, done);
     const chunks: Buffer[] = [];
     let size = 0;
     const timer = setTimeout(() => {
@@ -125,6 +126,24 @@ export class ChannelRequests {
     res.on('error', () => {
       clearTimeout(timer);
       done();
+    });
+  }
+
+  // An event stream asked for without `streaming: true` (the reference server's generic proxy,
+  // which serves the box's UI) could only be answered whole when it ends: after the 30 s timeout,
+  // as a 504. It is answered at once instead, as a complete stream whose one event says it is not
+  // available here, so that the UI switches to refreshing (src/ui/assets/app.js) without waiting
+  // and without a failed request in the browser; no slot is held.
+  private refuseStream(id: string, res: import('node:http').IncomingMessage, abort: AbortController, done: () => void): void {
+    abort.abort();
+    res.resume();
+    done();
+    const reason = 'this request came through the central server without streaming: live events cannot pass';
+    this.o.send('proxy_response', {
+      request_id: id,
+      status_code: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-content-type-options': 'nosniff' },
+      body: Buffer.from(`retry: 30000\nevent: unavailable\ndata: ${JSON.stringify({ reason })}\n\n`).toString('base64'),
     });
   }
 

@@ -24,21 +24,26 @@ const FORMS: Record<LoginView, string> = {
 export function loginPage(view: LoginView, returnTo: string): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>PrintBox sign-in</title>
+<link rel="icon" href="data:,">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.4 system-ui,sans-serif;max-width:24rem;margin:3rem auto;padding:0 1rem;color:#1d2733}
 label{display:block;margin:.6rem 0}input{display:block;width:100%;font:inherit;padding:.3rem}#error{color:#b00020}</style>
 </head><body data-return-to="${escapeHtml(returnTo)}"><main><h1>PrintBox</h1>
 ${FORMS[view]}
-</main><script src="/login.js"></script></body></html>
+</main><script src="login.js"></script></body></html>
 `;
 }
 
+// The endpoint and return_to are paths on the box ("/x"); the script goes to them relative to this
+// page (which is at the box's root: /login), so that sign-in also works where the box is served
+// under a prefix (the central server's /api/v1/proxy/agent/<id>/).
 export const LOGIN_JS = `const form = document.getElementById('login');
+const onBox = (boxPath) => '.' + boxPath;
 if (form) form.addEventListener('submit', async (e) => {
   e.preventDefault();
   const body = Object.fromEntries(new FormData(form));
-  const r = await fetch(form.dataset.endpoint, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  if (r.ok) location.href = document.body.dataset.returnTo || '/';
+  const r = await fetch(onBox(form.dataset.endpoint), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  if (r.ok) location.href = onBox(document.body.dataset.returnTo || '/');
   else document.getElementById('error').textContent = (await r.text()).trim();
 });
 `;

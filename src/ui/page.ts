@@ -29,6 +29,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
 <title>PrintBox</title>
+<link rel="icon" href="data:,">
 <style>
 ${UPLOT_CSS}
 ${APP_CSS}</style>
@@ -39,10 +40,11 @@ ${APP_CSS}</style>
 <nav aria-label="Pages"><a href="#/printers" data-nav="printers">Printers</a><a href="#/discovered" data-nav="discovered">Discovered</a><a href="#/settings" data-nav="settings">Settings</a><a href="#/logs" data-nav="logs">Logs</a></nav>
 <div class="right"><span id="conn" role="status" data-state="connecting">Connecting…</span><button id="logout" type="button">Sign out</button></div></header>
 <p id="storage" role="alert" hidden></p>
+<p id="live-note" role="status" hidden></p>
 <p id="status" role="status" aria-live="polite"></p>
 <main id="view" tabindex="-1"></main>
 <footer><p class="muted" id="version"></p></footer>
-<script src="/ui.js"></script>
+<script src="ui.js"></script>
 </body>
 </html>
 `;

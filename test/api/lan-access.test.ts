@@ -159,7 +159,7 @@ describe('from a laptop on the site network', { skip: skip ?? false }, () => {
   test('a browser without a session is sent to the login page', async () => {
     const [r] = await fromLaptop([{ path: '/settings', headers: { Accept: 'text/html' } }]);
     assert.equal(r.status, 302);
-    assert.equal(r.headers.location, '/login?return_to=%2Fsettings');
+    assert.equal(r.headers.location, 'login?return_to=%2Fsettings');
   });
 
   test('the technician signs in with the password and then gets in from the laptop', async () => {

@@ -200,6 +200,41 @@ describe('enrolled agent', () => {
     peer.send('proxy_cancel', { request_id: events.requestId });
     await events.waitForEnd(10_000);
 
+    // Without streaming (the reference server's generic proxy, which serves the box's UI), the event
+    // stream is answered at once: one `unavailable` event, and the UI refreshes instead (docs/ui.md).
+    const started = Date.now();
+    const plain = await peer.proxy({ url: 'http://localhost/events', method: 'GET', headers: { Accept: 'text/event-stream' } });
+    assert.equal(plain.status, 200);
+    assert.match(String(plain.headers['content-type']), /^text\/event-stream/);
+    assert.match(plain.text(), /^retry: \d+\nevent: unavailable\ndata: \{"reason":"[^"]+"\}\n\n$/);
+    assert.ok(Date.now() - started < 10_000, 'not after the 30 s timeout');
+
+    // A browser's POST relayed by the server comes from a page on the server (the box's UI under
+    // its prefix): accepted as same-origin there; a cross-site one is refused.
+    const browserPost = (fetchSite: string) => peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://office.example', 'sec-fetch-site': fetchSite },
+      body: JSON.stringify({ serial: 'LINK-A', location: 'Room 8' }),
+    });
+    const fromServerPage = await browserPost('same-origin');
+    assert.equal(fromServerPage.status, 200, fromServerPage.text());
+    const crossSite = await browserPost('cross-site');
+    assert.equal(crossSite.status, 403, crossSite.text());
+    assert.match(crossSite.text(), /Sec-Fetch-Site is cross-site/);
+    const noFetchSite = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'https://elsewhere.example' },
+      body: JSON.stringify({ serial: 'LINK-A', location: 'Room 9' }),
+    });
+    assert.equal(noFetchSite.status, 403, noFetchSite.text());
+    assert.match(noFetchSite.text(), /is not the central server/);
+    const fromServerOrigin = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST',
+      headers: { 'content-type': 'application/json', origin: new URL(peer.url).origin },
+      body: JSON.stringify({ serial: 'LINK-A', location: 'Room 10' }),
+    });
+    assert.equal(fromServerOrigin.status, 200, fromServerOrigin.text());
+
     const elsewhere = await peer.proxy({ url: 'http://printer.example.invalid/devices/list', method: 'GET' });
     assert.equal(elsewhere.status, 502);
     assert.match(elsewhere.text(), /localhost only/);

@@ -4,6 +4,7 @@
 //   printmasterUnavailable()      -> null when it can run here, else why not (the binary or libsqlite3 missing)
 //   startPrintmaster()            -> a running server with a tenant and a join token (PmServer below)
 //   PmServer.api(method, path, body?) -> the server's admin API, signed in as its admin: {status, json, text}
+//   PmServer.cookie               -> that admin session's Cookie header (for a browser)
 //   PmServer.query(sql, ...args)  -> rows of the server's own SQLite database (read-only connection)
 //   PmServer.stop() / .start()    -> SIGTERM the process, wait for it to end / start it again on the same port
 //                                    and data (an outage); the tenant and token stay
@@ -32,6 +33,8 @@ export interface PmServer {
   tenant: string;
   dir: string;
   port: number;
+  /** The admin session's Cookie header ("name=value; ..."). */
+  cookie: string;
   /** The server's admin API with the admin's cookie. */
   api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>;
   /** Rows from the server's own database (a fresh read-only connection each call). */
@@ -137,6 +140,7 @@ export async function startPrintmaster(): Promise<PmServer> {
     tenant: vars.PM_TENANT,
     dir,
     port,
+    cookie,
     api: (method, path, body) => request(base + path, ca, method, cookie, body),
     query<T>(sql: string, ...args: unknown[]): T[] {
       const db = new Database(dbFile, { readonly: true, fileMustExist: true });

@@ -373,7 +373,9 @@ test('logs: level filter, download link', { skip }, async () => {
   await desktop.waitForFunction(() => (document.getElementById('log-lines')?.children.length ?? 0) > 0);
   await desktop.selectOption('#log-level', 'error');
   await desktop.waitForFunction(() => /No records at this level|ERROR/.test(document.getElementById('log-lines')?.textContent ?? ''));
-  assert.equal(await desktop.getAttribute('a[href="/logfile"]', 'download'), 'printbox-agent.log');
+  // The link is relative to the page (docs/ui.md, the UI through the central server).
+  assert.equal(await desktop.getAttribute('a[href="./logfile"]', 'download'), 'printbox-agent.log');
+  assert.equal(await desktop.evaluate(`document.querySelector('a[href="./logfile"]').href`), `${base}/logfile`);
   await desktop.check('#log-follow');
   await accessible(desktop, 'logs');
   await desktop.selectOption('#log-level', 'info');
@@ -410,6 +412,27 @@ test('connection state: the header says when the event stream is lost and when i
   assert.equal(await desktop.textContent('#conn'), 'Reconnecting…');
   await restarted;
   await desktop.waitForSelector('#conn[data-state="live"]', { timeout: 20_000 });
+});
+
+test('live updates: a stream that says nothing (a proxy that holds it) turns into a periodic refresh, shown; back to live when the stream works', { skip }, async () => {
+  await go(desktop, '#/printers', '#saved[data-loaded]');
+  // The stream's request is held unanswered, as a proxy that does not stream would hold it.
+  await desktop.route('**/events', () => {});
+  try {
+    const loaded = Date.now();
+    await desktop.reload();
+    await desktop.waitForSelector('#live-note:not([hidden])', { timeout: 20_000 });
+    assert.ok(Date.now() - loaded >= 4_000, 'the page gave the stream its few seconds');
+    assert.equal(await desktop.getAttribute('#live-note', 'data-why'), 'silent');
+    assert.match((await desktop.textContent('#live-note')) ?? '', /^Live updates unavailable: refreshing every \d+ s\.$/);
+    assert.equal(await desktop.getAttribute('#conn', 'data-state'), 'polling');
+    await accessible(desktop, 'printers, refreshing');
+  } finally {
+    await desktop.unroute('**/events');
+  }
+  // The page tries the stream again (every 30 s) and goes back to live events.
+  await desktop.waitForSelector('#conn[data-state="live"]', { timeout: 60_000 });
+  assert.equal(await desktop.isHidden('#live-note'), true);
 });
 
 test('account: in password mode, a wrong current password is shown under its field; the right one changes it', { skip }, async () => {

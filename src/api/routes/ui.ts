@@ -1,6 +1,7 @@
 // GET / and /ui.js: the local web UI (behind the same auth wrapper as the API). Both are made once
 // at start-up (src/ui/page.ts); a client that has them already gets 304 for its If-None-Match, and
-// one that accepts gzip gets them compressed.
+// one that accepts gzip gets them compressed. The page names an empty icon (data:), so that no
+// browser asks for /favicon.ico, which under a prefix that serves the box is outside it.
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAGE, SCRIPT, type Served } from '../../ui/page.js';
@@ -8,7 +9,7 @@ import { PAGE, SCRIPT, type Served } from '../../ui/page.js';
 function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served): void {
   res.setHeader('Content-Type', `${type}; charset=utf-8`);
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('Content-Security-Policy', "default-src 'self'; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
+  res.setHeader('Content-Security-Policy', "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'");
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('Cache-Control', 'no-cache');

@@ -34,15 +34,31 @@
 
   // ---- The API -------------------------------------------------------------------------------
   class ApiError extends Error { constructor(status, message) { super(message); this.status = status; } }
-  async function api(path, body) {
+  // Paths below are the box's own ("/devices/list"); every request goes relative to the page, so the
+  // UI works at the box's root and under a prefix that serves it, such as the central server's
+  // /api/v1/proxy/agent/<id>/ (which also gives the page a <base> at that prefix).
+  const onBox = (boxPath) => '.' + boxPath;
+  async function api(boxPath, body) {
     const init = body === undefined ? { headers: { Accept: 'application/json' } }
       : { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/json' }, body: JSON.stringify(body) };
+    const path = onBox(boxPath);
     const r = await fetch(path, init);
     const text = await r.text();
     // The gate's 401 (the session ended): sign in again. A route's own 401 (a wrong current password) is an answer.
-    if (r.status === 401 && text.trim() === 'unauthorized') { location.assign('/login?return_to=' + encodeURIComponent('/' + location.hash)); throw new ApiError(401, 'signed out'); }
+    if (r.status === 401 && text.trim() === 'unauthorized') { location.assign(onBox('/login?return_to=' + encodeURIComponent('/' + location.hash))); throw new ApiError(401, 'signed out'); }
     if (!r.ok) throw new ApiError(r.status, text.trim() || r.statusText);
     return text ? JSON.parse(text) : null;
+  }
+
+  // fn over every item, at most 3 at a time, results in order. Through the central server every
+  // request is one of the box's 8 proxied requests at once (server/channel-requests.ts), and a
+  // browser on HTTP/2 would send a hundred printers' profiles together.
+  async function inTurns(items, fn) {
+    const out = new Array(items.length);
+    let next = 0;
+    const worker = async () => { while (next < items.length) { const i = next++; out[i] = await fn(items[i]); } };
+    await Promise.all(Array.from({ length: Math.min(3, items.length) }, worker));
+    return out;
   }
 
   // ---- Counters and supplies -----------------------------------------------------------------
@@ -86,18 +102,90 @@
     return [...new Set(out)].join(', ');
   }
 
-  // ---- Live updates (/events) ----------------------------------------------------------------
-  const live = { source: null, listeners: new Set() };
+  // ---- Live updates (/events), else a periodic refresh -----------------------------------------
+  // The box sends `connected` as soon as a stream opens. A stream that has not said so within
+  // LIVE_WAIT_MS is not getting through (a proxy that buffers or does not stream, like the central
+  // server's: it would answer 504 after 30 s), and one that is refused ends at once: the page then
+  // re-reads what it shows every POLL_S seconds, says so, and tries the stream again every RETRY_MS.
+  // Views take the `poll` pseudo-event as "re-read"; the header's state comes with it.
+  const LIVE_WAIT_MS = 5000;
+  const POLL_S = 15;
+  const RETRY_MS = 30000;
+  const live = { source: null, listeners: new Set(), wait: null, poller: null, retry: null, polling: false };
   function setConn(state, text) { const c = $('conn'); c.dataset.state = state; c.textContent = text; }
+  const emit = (name, data) => { for (const l of live.listeners) l(name, data); };
   function openEvents() {
-    const es = new EventSource('/events');
+    clearTimeout(live.retry);
+    const es = new EventSource(onBox('/events'));
     live.source = es;
-    setConn('connecting', 'Connecting…');
-    es.onopen = () => setConn('live', 'Live');
-    es.onerror = () => setConn(es.readyState === EventSource.CLOSED ? 'down' : 'connecting', es.readyState === EventSource.CLOSED ? 'Offline: reload the page' : 'Reconnecting…');
+    if (!live.polling) setConn('connecting', 'Connecting…');
+    // A stream that is being made (first attempt, or the browser's reconnection after a drop): give
+    // up on a silent one; a reconnecting one is left to the browser while the page polls.
+    const waitForConnected = (reconnecting) => {
+      clearTimeout(live.wait);
+      live.wait = setTimeout(() => {
+        if (live.source !== es) return;
+        if (!reconnecting) { es.close(); live.source = null; }
+        fallBack(reconnecting ? 'reconnecting' : 'silent');
+      }, LIVE_WAIT_MS);
+    };
+    waitForConnected(false);
+    es.addEventListener('connected', () => { if (live.source === es) goLive(); });
+    // Sent by the box when its stream cannot pass (a central server's request that does not stream).
+    es.addEventListener('unavailable', () => { if (live.source !== es) return; es.close(); live.source = null; fallBack('unavailable'); });
+    es.onerror = () => {
+      if (live.source !== es) return;
+      if (es.readyState === EventSource.CLOSED) { live.source = null; fallBack('refused'); return; } // refused (not 200): not retried by the browser
+      if (!live.polling) setConn('connecting', 'Reconnecting…');
+      waitForConnected(true);
+    };
     for (const name of ['discovery_update', 'device_change', 'server_status', 'storage_status']) {
-      es.addEventListener(name, (e) => { const data = JSON.parse(e.data); for (const l of live.listeners) l(name, data); });
+      es.addEventListener(name, (e) => emit(name, JSON.parse(e.data)));
     }
+  }
+  function goLive() {
+    clearTimeout(live.wait);
+    const missed = live.polling;
+    live.polling = false;
+    clearInterval(live.poller);
+    $('live-note').hidden = true;
+    setConn('live', 'Live');
+    if (missed) void poll(); // what changed since the last refresh
+  }
+  // why: what the stream did (kept on the note for whoever looks: unavailable, refused, silent, reconnecting).
+  function fallBack(why) {
+    clearTimeout(live.wait);
+    $('live-note').dataset.why = why;
+    if (!live.polling) {
+      live.polling = true;
+      live.poller = setInterval(poll, POLL_S * 1000);
+      $('live-note').textContent = 'Live updates unavailable: refreshing every ' + POLL_S + ' s.';
+      $('live-note').hidden = false;
+      setConn('polling', 'Refreshing');
+    }
+    if (!live.source) { clearTimeout(live.retry); live.retry = setTimeout(openEvents, RETRY_MS); }
+  }
+  // What the events would have said: the scan, the data card and the server link (all in GET
+  // /settings and GET /discover), and `poll` for each view to re-read its own data.
+  // A scan is news when it runs or changed since the last refresh (an event would not have told of
+  // one that ended before the page opened).
+  let pollBusy = false;
+  let polledScan;
+  async function poll() {
+    if (pollBusy) return;
+    pollBusy = true;
+    try {
+      const [s, scan] = await Promise.all([api('/settings'), api('/discover')]);
+      const scanKey = scan ? [scan.scan_id, scan.state, scan.scanned].join(':') : '';
+      if (scan && (scan.state === 'running' || (polledScan !== undefined && scanKey !== polledScan))) emit('discovery_update', scan);
+      polledScan = scanKey;
+      emit('storage_status', s.storage);
+      if (s.server && s.server.link) emit('server_status', s.server.link);
+      emit('poll', {});
+      if (live.polling) $('live-note').textContent = 'Live updates unavailable: refreshing every ' + POLL_S + ' s.';
+    } catch (err) {
+      if (live.polling) $('live-note').textContent = 'Live updates unavailable; the last refresh failed: ' + err.message;
+    } finally { pollBusy = false; }
   }
   function onEvent(fn) { live.listeners.add(fn); return () => live.listeners.delete(fn); }
 
@@ -195,10 +283,10 @@
       const saved = await api('/devices/list');
       const pending = !rows.length;
       if (pending) { rows = saved.map((d) => ({ d, info: d.printer_info || {}, latest: null, device: null, pending: true })); draw(); }
-      rows = await Promise.all(saved.map(async (d) => {
+      rows = await inTurns(saved, async (d) => {
         const profile = await api('/api/devices/profile?serial=' + encodeURIComponent(d.serial)).catch(() => null);
         return { d, info: d.printer_info || {}, latest: profile ? profile.latest_metrics : null, device: profile ? profile.device : null };
-      }));
+      });
       draw();
       table.dataset.loaded = 'true';
     }
@@ -250,7 +338,7 @@
     }
     search.addEventListener('input', draw);
     filter.addEventListener('change', draw);
-    cleanup.push(onEvent((name) => { if (name === 'device_change') scheduleRefresh(() => load().catch(() => {})); }));
+    cleanup.push(onEvent((name) => { if (name === 'device_change' || name === 'poll') scheduleRefresh(() => load().catch(() => {})); }));
     await load();
     focusHeading();
   }
@@ -303,7 +391,7 @@
     saveAll.onclick = async (e) => act(e, '/devices/save/all', {});
     cleanup.push(onEvent((name, d) => {
       if (name === 'discovery_update') { scanState.textContent = scanText(lastScan); if (d.state !== 'running') scheduleRefresh(() => load().catch(() => {})); }
-      if (name === 'device_change') scheduleRefresh(() => load().catch(() => {}));
+      if (name === 'device_change' || name === 'poll') scheduleRefresh(() => load().catch(() => {}));
     }));
     await load();
     focusHeading();
@@ -493,7 +581,7 @@
       no.focus();
     };
     cleanup.push(onEvent((name, d) => {
-      if (name === 'device_change' && d.serial === serial && d.change !== 'deleted') scheduleRefresh(() => reloadInfo().catch(() => {}));
+      if ((name === 'device_change' && d.serial === serial && d.change !== 'deleted') || name === 'poll') scheduleRefresh(() => reloadInfo().catch(() => {}));
     }));
     focusHeading();
     await loadBounds();
@@ -703,7 +791,7 @@
       restoreMsg.textContent = ''; restoreMsg.className = '';
       if (!file.files || !file.files[0]) { restoreMsg.textContent = 'Choose a backup file first.'; restoreMsg.className = 'error'; return; }
       try {
-        const r = await fetch('/restore', { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/x-ndjson' }, body: file.files[0] });
+        const r = await fetch(onBox('/restore'), { method: 'POST', headers: { Accept: 'application/json', 'Content-Type': 'application/x-ndjson' }, body: file.files[0] });
         const text = await r.text();
         if (!r.ok) throw new Error(text.trim() || r.statusText);
         const got = JSON.parse(text);
@@ -712,7 +800,7 @@
       } catch (err) { restoreMsg.textContent = err.message; restoreMsg.className = 'error'; }
     });
     const backup = h('section', { id: 'backup' }, h('h2', { text: 'Backup' }),
-      h('p', {}, h('a', { href: '/backup', download: '', id: 'backup-download', text: 'Download a backup' }), ' of every printer and its whole meter history.'),
+      h('p', {}, h('a', { href: onBox('/backup'), download: '', id: 'backup-download', text: 'Download a backup' }), ' of every printer and its whole meter history.'),
       restore);
 
     // Updates (A/B slots, RAUC): where they come from, what runs, what is offered; check and install.
@@ -767,7 +855,7 @@
     const msg = h('p', { class: 'error', role: 'alert' });
     view().replaceChildren(h('section', {}, h('h2', { text: 'Logs' }),
       h('div', { class: 'toolbar' }, h('label', { for: 'log-level', text: 'Level at least' }), level, h('label', { for: 'log-tail', text: 'Show' }), tail,
-        h('label', { for: 'log-follow' }, follow, ' Follow'), h('a', { class: 'button', href: '/logfile', download: 'printbox-agent.log', text: 'Download' })), msg, out));
+        h('label', { for: 'log-follow' }, follow, ' Follow'), h('a', { class: 'button', href: onBox('/logfile'), download: 'printbox-agent.log', text: 'Download' })), msg, out));
     async function load() {
       const recs = await api('/logs?level=' + level.value + '&tail=' + tail.value);
       msg.textContent = '';
@@ -793,7 +881,7 @@
   async function start() {
     // The skip link moves focus; it must not become a route.
     $('skip').addEventListener('click', (e) => { e.preventDefault(); view().focus(); });
-    $('logout').onclick = () => fetch('/api/v1/auth/logout', { method: 'POST' }).then(() => location.assign('/login'));
+    $('logout').onclick = () => fetch(onBox('/api/v1/auth/logout'), { method: 'POST' }).then(() => location.assign(onBox('/login')));
     openEvents();
     window.addEventListener('hashchange', () => { navigated = true; route(); });
     route();
