@@ -1,6 +1,7 @@
 // Folds what a printer reported into its device record. What a person set (asset_number,
 // location, description, and any field in locked_fields) is never overwritten (decisions.md).
 import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device.js';
+import { withTrustNotes } from './move-check.js';
 
 /** What discovery learned about one printer, already in contract field names. */
 export interface Observation {
@@ -53,7 +54,8 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
   const before = existing?.printer_info?.discovery_methods;
   const methods = [...new Set([...(Array.isArray(before) ? (before as string[]) : []), ...(o.discoveryMethods ?? [])])].sort();
   d.printer_info = methods.length ? { ...o.printerInfo, discovery_methods: methods } : o.printerInfo;
-  return d;
+  // The printer's status lines replace the old ones; a pending move or flagged counter stays said.
+  return withTrustNotes(d);
 }
 
 /** Marks a device that did not answer a poll, without deleting anything. */

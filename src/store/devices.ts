@@ -88,6 +88,11 @@ export class DeviceStore {
     )();
   }
 
+  /** The page count of the device's newest raw reading, if it had one. */
+  latestPageCount(serial: string): number | undefined {
+    return this.metrics.latestRaw(serial)?.page_count ?? undefined;
+  }
+
   listSaved(): Device[] {
     return (this.savedStmt.all() as Row[]).map(fromRow);
   }
