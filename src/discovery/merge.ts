@@ -61,5 +61,5 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
 /** Marks a device that did not answer a poll, without deleting anything. */
 export function markUnreachable(d: Device, now: number, message: string): Device {
   const others = (d.status_messages ?? []).filter((m) => !m.startsWith('not responding'));
-  return { ...d, status_messages: [`not responding: ${message}`, ...others].slice(0, 32), raw_data: { ...(d.raw_data ?? {}), last_poll_failed_at: new Date(now).toISOString() } };
+  return withTrustNotes({ ...d, status_messages: [`not responding: ${message}`, ...others].slice(0, 32), raw_data: { ...(d.raw_data ?? {}), last_poll_failed_at: new Date(now).toISOString() } });
 }
