@@ -4,13 +4,15 @@
 // so that it can be silenced), the responder at 127.0.32.2 (another process, same port) with the
 // printer's serial, model and MAC but a page counter of 5 and a description of its own.
 // Nothing leaves 127.0.0.0/8 (allowed_ranges).
-import { after, before, test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { startAgent, expectJson, expectTextError, type Agent } from '../helpers/agent.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, writeMovedCounters, type SnmpSim } from '../helpers/snmpsim.js';
+import { createLan, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../helpers/lan.js';
 
 const SERIAL = 'VD21457943';
 const PRINTER = '127.0.32.1';
@@ -228,4 +230,133 @@ test('(c) a person confirms the move: the record moves to the address they saw, 
   assert.equal(r.status, 409, r.body);
   assert.match(r.body, new RegExp(`^page counter went down: 5 read at ${RESPONDER.replaceAll('.', '\\.')}`));
   assert.ok(!(await pageCounts()).includes(5));
+});
+
+// The neighbour table, for real: the agent runs in a "box" namespace; the printer is a host in
+// another namespace (its own veth, so its own MAC) at 198.18.7.2, the responder a host in a third
+// (another MAC) at 198.18.8.2, on the box's second subnet. The addresses exist only inside these
+// namespaces (RFC 2544 range); nothing is added to the root namespace.
+const lanSkip = skip ?? lanUnavailable();
+if (lanSkip && !skip) console.log(`# spoofed-printer LAN test skipped: ${lanSkip}`);
+
+describe('on a LAN: the MAC the box sees in its neighbour table', { skip: lanSkip ?? false }, () => {
+  const LAN_PRINTER = '198.18.7.2';
+  const LAN_MOVED = '198.18.7.4';
+  const LAN_RESPONDER = '198.18.8.2';
+  let lan: Lan;
+  let box: BoxAgent;
+  let spoofNs: string;
+  let printer: SnmpSim | undefined;
+  let responder: SnmpSim | undefined;
+  let dir: string;
+
+  const ipc = (...args: string[]) => {
+    const r = spawnSync('ip', args, { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`ip ${args.join(' ')}: ${r.stderr}`);
+    return r.stdout;
+  };
+  const macOf = (ns: string, dev: string) => (JSON.parse(ipc('-n', ns, '-j', 'link', 'show', 'dev', dev))[0].address as string).toLowerCase();
+  const call = async (method: string, path: string, body?: unknown) => {
+    const r = await box.request({ method, path, headers: { Accept: 'application/json', ...(body ? { 'Content-Type': 'application/json' } : {}) }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    return { status: r.status, body: r.body, json: () => JSON.parse(r.body) };
+  };
+  const lanDevice = async () => (await call('GET', `/api/devices/profile?serial=${SERIAL}`)).json().device;
+  async function lanScan(ranges: string): Promise<void> {
+    assert.equal((await call('POST', '/settings', { discovery: { ranges_text: ranges } })).status, 200);
+    const started = (await call('POST', '/discover', {})).json();
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const s = (await call('GET', '/discover')).json();
+      if (s.scan_id === started.scan_id && s.state !== 'running') return;
+      if (Date.now() > deadline) throw new Error('scan did not end within 60 s');
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+
+  before(async () => {
+    dir = mkdtempSync(join(os.tmpdir(), 'printbox-spoof-lan-'));
+    lan = createLan();
+    spoofNs = `pbx-spf-${lan.tag}`;
+    const vBox = `pbxf${lan.tag}`;
+    ipc('netns', 'add', spoofNs);
+    ipc('-n', lan.boxNs, 'link', 'add', vBox, 'type', 'veth', 'peer', 'name', 'eth0', 'netns', spoofNs);
+    ipc('-n', lan.boxNs, 'addr', 'add', '198.18.8.1/24', 'dev', vBox);
+    ipc('-n', spoofNs, 'addr', 'add', `${LAN_RESPONDER}/24`, 'dev', 'eth0');
+    ipc('-n', lan.boxNs, 'link', 'set', vBox, 'up');
+    ipc('-n', spoofNs, 'link', 'set', 'eth0', 'up');
+    ipc('-n', spoofNs, 'link', 'set', 'lo', 'up');
+    const rec = join(dir, 'printer.snmprec');
+    writeMovedCounters(RECORDING, rec, PAGES - 7432);
+    const fake = join(dir, 'responder.snmprec');
+    withValue(RECORDING, fake, LIFE_COUNT, '5');
+    printer = await startSnmpSim({ endpoints: [{ address: LAN_PRINTER, recording: rec }], port: 161, netns: lan.laptopNs });
+    responder = await startSnmpSim({ endpoints: [{ address: LAN_RESPONDER, recording: fake }], port: 161, netns: spoofNs });
+    box = await startAgentInBox(lan, {});
+    const r = await call('POST', '/settings', {
+      discovery: { subnet_scan: false, manual_ranges: true, ranges_text: LAN_PRINTER, allowed_ranges: ['198.18.7.0/24', '198.18.8.0/24'], snmp_timeout_ms: 1000, discover_concurrency: 4 },
+      snmp: { port: 161, communities: ['public'] },
+    });
+    assert.equal(r.status, 200, r.body);
+    await lanScan(LAN_PRINTER);
+    assert.equal((await call('POST', '/devices/save', { serial: SERIAL })).status, 200);
+  });
+
+  after(async () => {
+    await box?.stop();
+    await printer?.stop();
+    await responder?.stop();
+    if (spoofNs) spawnSync('ip', ['netns', 'del', spoofNs]);
+    lan?.destroy();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('a trusted reading remembers the MAC the box saw; a responder with another MAC is told apart and never moved to', async () => {
+    const printerMac = macOf(lan.laptopNs, `pbxl${lan.tag}`);
+    const responderMac = macOf(spoofNs, 'eth0');
+    const d = await lanDevice();
+    assert.equal(d.ip, LAN_PRINTER);
+    assert.equal(d.raw_data.neighbour_mac, printerMac, 'read from the box\'s /proc/net/arp');
+
+    // Both answering.
+    await lanScan(LAN_RESPONDER);
+    let seen = await lanDevice();
+    assert.equal(seen.ip, LAN_PRINTER);
+    assert.equal(seen.raw_data.pending_move.neighbour_mac, responderMac);
+    assert.equal(seen.raw_data.pending_move.checks.neighbour_mac, 'differs');
+    assert.equal(seen.raw_data.pending_move.saved_address_answers, true);
+    assert.match(seen.raw_data.pending_move.reason, new RegExp(`the box sees MAC ${responderMac} at ${LAN_RESPONDER.replaceAll('.', '\\.')}, the printer's is ${printerMac}`));
+
+    // The printer silent, two rounds of the responder: a MAC that differs never moves the record.
+    await printer!.stop();
+    printer = undefined;
+    await lanScan(LAN_RESPONDER);
+    await lanScan(LAN_RESPONDER);
+    seen = await lanDevice();
+    assert.equal(seen.ip, LAN_PRINTER);
+    assert.ok(seen.raw_data.pending_move.sightings >= 3);
+    assert.equal(seen.raw_data.pending_move.saved_address_answers, false);
+    const latest = (await call('GET', `/api/devices/metrics/latest?serial=${SERIAL}`)).json();
+    assert.equal(latest.page_count, PAGES, 'nothing of the responder\'s stored');
+  });
+
+  test('the printer really moved (same MAC, old address silent): pending at the first round, moved at the next', async () => {
+    const printerMac = macOf(lan.laptopNs, `pbxl${lan.tag}`);
+    // The same host takes a new address (DHCP): same interface, same MAC.
+    ipc('-n', lan.laptopNs, 'addr', 'add', `${LAN_MOVED}/24`, 'dev', `pbxl${lan.tag}`);
+    const rec = join(dir, 'moved.snmprec');
+    writeMovedCounters(RECORDING, rec, PAGES - 7432 + 40);
+    printer = await startSnmpSim({ endpoints: [{ address: LAN_MOVED, recording: rec }], port: 161, netns: lan.laptopNs });
+    await lanScan(LAN_MOVED);
+    const first = await lanDevice();
+    assert.equal(first.ip, LAN_PRINTER, 'the first sighting only notes it');
+    assert.equal(first.raw_data.pending_move.ip, LAN_MOVED);
+    assert.equal(first.raw_data.pending_move.checks.neighbour_mac, 'match');
+    assert.equal(first.raw_data.pending_move.neighbour_mac, printerMac);
+    await lanScan(LAN_MOVED);
+    const moved = await lanDevice();
+    assert.equal(moved.ip, LAN_MOVED, 'a consistent second reading with the printer\'s MAC moves it');
+    assert.equal(moved.raw_data.pending_move, undefined);
+    const latest = (await call('GET', `/api/devices/metrics/latest?serial=${SERIAL}`)).json();
+    assert.equal(latest.page_count, PAGES + 40, 'and its reading is stored');
+  });
 });
