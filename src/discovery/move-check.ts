@@ -88,7 +88,8 @@ export function checkFingerprint(d: Device, fp: Fingerprint): PendingMove['check
   return {
     neighbour_mac: same(k.neighbour_mac ?? printerMac, normalMac(fp.neighbour_mac)),
     reported_mac: same(printerMac, normalMac(fp.reported_mac)),
-    engine_id: same(k.snmp_engine_id, fp.engine_id),
+    // A printer that answered SNMPv3 before does not stop speaking it: a reply without is a downgrade.
+    engine_id: k.snmp_engine_id && !fp.engine_id ? 'differs' : same(k.snmp_engine_id, fp.engine_id),
     identity: ids.includes('differs') ? 'differs' : ids.includes('match') ? 'match' : 'unknown',
   };
 }
@@ -104,7 +105,7 @@ function reasonOf(d: Device, fp: Fingerprint, checks: PendingMove['checks'], sav
   const k = known(d);
   if (checks.neighbour_mac === 'differs') parts.push(`the box sees MAC ${fp.neighbour_mac} at ${fp.ip}, the printer's is ${k.neighbour_mac ?? normalMac(d.mac_address)}`);
   if (checks.reported_mac === 'differs') parts.push(`the reply reports MAC ${normalMac(fp.reported_mac)}, the printer's is ${normalMac(d.mac_address)}`);
-  if (checks.engine_id === 'differs') parts.push(`SNMPv3 engine ID ${fp.engine_id} differs from the printer's ${k.snmp_engine_id}`);
+  if (checks.engine_id === 'differs') parts.push(fp.engine_id ? `SNMPv3 engine ID ${fp.engine_id} differs from the printer's ${k.snmp_engine_id}` : `the printer answered SNMPv3 (engine ID ${k.snmp_engine_id}), this reply did not`);
   if (checks.identity === 'differs') parts.push(`it says ${[fp.manufacturer, fp.model].filter(Boolean).join(' ')}, the printer is ${[d.manufacturer, d.model].filter(Boolean).join(' ')}`);
   if (!AUTHENTICATED.includes(fp.snmp)) parts.push(`SNMP ${fp.snmp} does not prove who sent the reply`);
   if (checks.neighbour_mac === 'unknown' && !(checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp))) parts.push('no MAC or engine ID the box could check');

@@ -13,6 +13,10 @@ import { join } from 'node:path';
 import { startAgent, expectJson, expectTextError, type Agent } from '../helpers/agent.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, writeMovedCounters, type SnmpSim } from '../helpers/snmpsim.js';
 import { createLan, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../helpers/lan.js';
+import { readHost } from '../../src/snmp/scan.js';
+import type { SnmpCredential } from '../../src/snmp/client.js';
+import { judgeSighting, type Fingerprint } from '../../src/discovery/move-check.js';
+import type { Device } from '../../src/model/device.js';
 
 const SERIAL = 'VD21457943';
 const PRINTER = '127.0.32.1';
@@ -358,5 +362,73 @@ describe('on a LAN: the MAC the box sees in its neighbour table', { skip: lanSki
     assert.equal(moved.raw_data.pending_move, undefined);
     const latest = (await call('GET', `/api/devices/metrics/latest?serial=${SERIAL}`)).json();
     assert.equal(latest.page_count, PAGES + 40, 'and its reading is stored');
+  });
+});
+
+// SNMPv3: the engine ID, from real snmpsim v3 agents (the agent's settings carry no SNMPv3 context,
+// which snmpsim needs to pick a recording, so the reads here are the scanner's own, with the
+// context): the engine ID comes from the agent's discovery Report, and an authenticated reply needs
+// the user's keys localised to it. Two agents with the same user and keys (a site's shared v3
+// credentials on another device) are told apart by it; a v2c reply for a printer known by its
+// engine ID is a downgrade.
+describe('SNMPv3: the engine ID', { skip: skip ?? false }, () => {
+  const V3_PRINTER = '127.0.32.10';
+  const V3_OTHER = '127.0.32.11';
+  const user = { user: 'printbox', authProto: 'SHA' as const, authKey: 'auth-secret-1', privProto: 'AES' as const, privKey: 'priv-secret-1', context: 'printer' };
+  const cred: SnmpCredential = { version: 'v3', user: user.user, authProtocol: 'SHA', authKey: user.authKey, privProtocol: 'AES', privKey: user.privKey, context: 'printer' };
+  let a: SnmpSim | undefined;
+  let b: SnmpSim | undefined;
+  before(async () => {
+    a = await startSnmpSim({ endpoints: [], v3: { address: V3_PRINTER, recording: RECORDING, ...user } });
+    b = await startSnmpSim({ endpoints: [], v3: { address: V3_OTHER, recording: RECORDING, ...user }, port: a.port });
+  });
+  after(async () => {
+    await a?.stop();
+    await b?.stop();
+  });
+
+  test('an authenticated reply carries its engine ID; another engine with the same keys, or a v2c reply, is told apart', async () => {
+    const read = async (address: string) => {
+      const host = await readHost(address, { credentials: [cred], port: a!.port, timeoutMs: 2000, allowedRanges: ['127.0.0.0/8'], planRead: () => ({ gets: [], walks: [] }) });
+      assert.ok(host, `${address} answered`);
+      return host;
+    };
+    const hostA = await read(V3_PRINTER);
+    const hostB = await read(V3_OTHER);
+    assert.equal(hostA.securityLevel, 'v3 authPriv');
+    assert.match(hostA.engineId ?? '', /^[0-9a-f]{10,64}$/);
+    assert.notEqual(hostA.engineId, hostB.engineId, 'two engines, two IDs');
+
+    const t0 = Date.parse('2026-11-01T10:00:00Z');
+    const printer: Device = {
+      serial: SERIAL, ip: V3_PRINTER, model: 'ECOSYS P2040dw', manufacturer: 'Kyocera', last_seen: t0, created_at: t0, first_seen: t0,
+      device_type: 'network', source_type: 'snmp', is_usb: false, is_default: false, is_shared: false, usb_webui_available: false, is_saved: true, visible: true,
+      raw_data: { snmp_engine_id: hostA.engineId },
+    };
+    const fp = (ip: string, host: typeof hostA): Fingerprint => ({ ip, snmp: host.securityLevel, engine_id: host.engineId, model: 'ECOSYS P2040dw', manufacturer: 'Kyocera' });
+
+    // Another engine with the site's keys, claiming the serial: never moved to.
+    const other = judgeSighting(printer, fp('127.0.32.12', hostB), t0 + 1000, false, t0);
+    assert.equal(other.move, false);
+    assert.equal(!other.move && other.pending.checks.engine_id, 'differs');
+    assert.match(!other.move ? other.pending.reason : '', /SNMPv3 engine ID [0-9a-f]+ differs from the printer's/);
+
+    // A v2c reply for a printer known to speak SNMPv3: a downgrade.
+    const v2c = judgeSighting(printer, { ip: '127.0.32.12', snmp: 'v2c', model: 'ECOSYS P2040dw', manufacturer: 'Kyocera' }, t0 + 1000, false, t0);
+    assert.equal(!v2c.move && v2c.pending.checks.engine_id, 'differs');
+    assert.match(!v2c.move ? v2c.pending.reason : '', /the printer answered SNMPv3 \(engine ID [0-9a-f]+\), this reply did not/);
+
+    // The printer's own engine, authenticated, at a new address while the old one is silent:
+    // pending at the first round, moved at the next.
+    const first = judgeSighting(printer, fp('127.0.32.12', hostA), t0 + 1000, false, t0);
+    assert.equal(first.move, false);
+    assert.equal(!first.move && first.pending.checks.engine_id, 'match');
+    const pendingRecord = { ...printer, raw_data: { ...printer.raw_data, pending_move: !first.move && first.pending } };
+    assert.equal(judgeSighting(pendingRecord, fp('127.0.32.12', hostA), t0 + 3_600_000, true, t0 + 3_000_000).move, false, 'not while the old address answers');
+    assert.equal(judgeSighting(pendingRecord, fp('127.0.32.12', hostA), t0 + 3_600_000, false, t0 + 3_000_000).move, true);
+    // The same engine ID over noAuthNoPriv proves nothing: anyone can send it.
+    const noAuth = { ...fp('127.0.32.12', hostA), snmp: 'v3 noAuthNoPriv' as const };
+    const pendingNoAuth = { ...printer, raw_data: { ...printer.raw_data, pending_move: (judgeSighting(printer, noAuth, t0 + 1000, false, t0) as { pending: unknown }).pending } };
+    assert.equal(judgeSighting(pendingNoAuth, noAuth, t0 + 3_600_000, false, t0 + 3_000_000).move, false);
   });
 });
