@@ -221,7 +221,7 @@ export class DiscoveryService {
     if (existing && this.flagIfCounterDown(device.serial, snapshot, host.address, now)) return device.serial;
     if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
     try {
-      this.store([{ device, snapshot, existed: Boolean(existing) }], 'storing a scanned printer');
+      this.store([{ device, snapshot, existed: Boolean(existing), ...(existing ? { fromIp: existing.ip } : {}) }], 'storing a scanned printer');
     } catch (err) {
       if (err instanceof ReadingsKeptError) return device.serial; // the scan goes on
       throw err;
@@ -288,7 +288,7 @@ export class DiscoveryService {
       const snapshot = { serial: current.serial, ts: o.now, ...parsePrinter(host.values, host.address, new Date(o.now)).metrics };
       if (this.flagIfCounterDown(current.serial, snapshot, host.address, o.now)) return undefined; // a person decides both
       const moved = this.trusted(mergeObservation(withRawData(current, { pending_move: undefined, counter_flag: undefined }), { ...o, ip: host.address }), host);
-      const reading: Reading = { device: { ...moved, ip: host.address }, snapshot, existed: true };
+      const reading: Reading = { device: { ...moved, ip: host.address }, snapshot, existed: true, fromIp: current.ip };
       if (!forRound) this.storeMoved(reading);
       return reading;
     }
@@ -489,7 +489,7 @@ export class DiscoveryService {
         }
         let read = this.trusted(mergeObservation(device, observation), host!);
         if (counterFlagOf(read)) read = withRawData(read, { counter_flag: undefined });
-        readings.push({ device: read, snapshot, existed: true });
+        readings.push({ device: read, snapshot, existed: true, fromIp: device.ip });
       }
     };
     await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));

@@ -17,6 +17,8 @@ import { readHost } from '../../src/snmp/scan.js';
 import type { SnmpCredential } from '../../src/snmp/client.js';
 import { judgeSighting, type Fingerprint } from '../../src/discovery/move-check.js';
 import type { Device } from '../../src/model/device.js';
+import { openDatabase } from '../../src/store/db.js';
+import { DeviceStore } from '../../src/store/devices.js';
 
 const SERIAL = 'VD21457943';
 const PRINTER = '127.0.32.1';
@@ -431,4 +433,30 @@ describe('SNMPv3: the engine ID', { skip: skip ?? false }, () => {
     const pendingNoAuth = { ...printer, raw_data: { ...printer.raw_data, pending_move: (judgeSighting(printer, noAuth, t0 + 1000, false, t0) as { pending: unknown }).pending } };
     assert.equal(judgeSighting(pendingNoAuth, noAuth, t0 + 3_600_000, false, t0 + 3_000_000).move, false);
   });
+});
+
+test('a reading taken for the old address is dropped when a person confirmed the move meanwhile', () => {
+  const dir = mkdtempSync(join(os.tmpdir(), 'printbox-spoof-race-'));
+  const db = openDatabase(join(dir, 'printbox.db'));
+  try {
+    const devices = new DeviceStore(db);
+    const t0 = Date.parse('2026-11-01T10:00:00Z');
+    const d: Device = {
+      serial: SERIAL, ip: PRINTER, last_seen: t0, created_at: t0, first_seen: t0, device_type: 'network', source_type: 'snmp',
+      is_usb: false, is_default: false, is_shared: false, usb_webui_available: false, is_saved: true, visible: true,
+    };
+    devices.put(d);
+    // A round read the old address; meanwhile the person confirmed the move to RESPONDER.
+    devices.put({ ...d, ip: RESPONDER });
+    const ids = devices.recordReadings([{ device: { ...d, last_seen: t0 + 1000 }, snapshot: { serial: SERIAL, ts: t0 + 1000, page_count: PAGES }, existed: true, fromIp: PRINTER }]);
+    assert.deepEqual(ids, [undefined]);
+    assert.equal(devices.get(SERIAL)!.ip, RESPONDER, 'the person\'s move stands');
+    assert.equal(devices.latestPageCount(SERIAL), undefined, 'nothing stored');
+    // A reading for the current address is stored as before.
+    const [id] = devices.recordReadings([{ device: { ...d, ip: RESPONDER }, snapshot: { serial: SERIAL, ts: t0 + 2000, page_count: PAGES }, existed: true, fromIp: RESPONDER }]);
+    assert.equal(typeof id, 'number');
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
