@@ -51,6 +51,36 @@ export class CounterFlaggedError extends Error {
   }
 }
 
+/** Saved addresses read at once at most, to check replies that claim their serial from elsewhere. */
+const SIGHTING_CONCURRENCY = 4;
+
+/** A scan's bookkeeping for replies that claim a known serial from another address. */
+interface ScanRound {
+  startedAt: number;
+  sightings: Promise<unknown>[];
+  run: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Per serial: whether its saved address answered (read once per scan). */
+  answers: Map<string, Promise<boolean>>;
+}
+
+/** Runs at most `n` of the given tasks at once, in the order given. */
+function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    // A finished task hands its slot straight to the next one waiting.
+    if (active >= n) await new Promise<void>((r) => waiting.push(r));
+    else active++;
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
+}
+
 /** A scan's progress: what the status route returns and the events stream sends. */
 export type ScanState = DiscoveryUpdate;
 
@@ -154,8 +184,7 @@ export class DiscoveryService {
       publish();
       log.info({ scan_id: state.scan_id, targets: targets.length }, 'discovery started');
       let lastPublish = 0;
-      const startedAt = this.deps.now();
-      const sightings: Promise<unknown>[] = [];
+      const round: ScanRound = { startedAt: this.deps.now(), sightings: [], run: limiter(SIGHTING_CONCURRENCY), answers: new Map() };
       const result = await scan({
         targets,
         credentials: credentialsOf(s),
@@ -174,11 +203,11 @@ export class DiscoveryService {
           }
         },
         onHost: (host) => {
-          if (this.record(host, state.scan_id, methods.get(host.address), startedAt, sightings)) state.found++;
+          if (this.record(host, state.scan_id, methods.get(host.address), round)) state.found++;
         },
       });
       // Replies that claimed a known serial from another address, each checked against the saved one.
-      await Promise.all(sightings);
+      await Promise.all(round.sightings);
       state.scanned = result.scanned;
       if (result.aborted) {
         state.state = 'failed';
@@ -201,7 +230,7 @@ export class DiscoveryService {
    * carrying a known serial from another address is not stored: it is checked (pushed to
    * `sightings`) and kept as a pending move (move-check.ts).
    */
-  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, roundStartedAt: number, sightings: Promise<unknown>[]): string | undefined {
+  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound): string | undefined {
     const { devices, events, log } = this.deps;
     const now = this.deps.now();
     const parsed = parsePrinter(host.values, host.address, new Date(now));
@@ -213,7 +242,12 @@ export class DiscoveryService {
     }
     const existing = devices.get(observation.serial);
     if (existing && existing.ip !== host.address) {
-      sightings.push(this.sighting(existing, host, observation, roundStartedAt).catch((err) => log.error({ serial: existing.serial, ip: host.address, err: (err as Error).message }, 'checking a printer seen at another address failed')));
+      // Each saved address is read once per scan however many replies claim its serial, and a few
+      // at a time: a host answering for every saved printer costs the scan a bounded amount.
+      let answers = round.answers.get(existing.serial);
+      if (!answers) round.answers.set(existing.serial, (answers = round.run(() => this.savedAddressAnswers(existing))));
+      const checked = answers.then((a) => round.run(() => this.sighting(existing, host, observation, round.startedAt, a)));
+      round.sightings.push(checked.catch((err) => log.error({ serial: existing.serial, ip: host.address, err: (err as Error).message }, 'checking a printer seen at another address failed')));
       return existing.serial;
     }
     let device = this.trusted(mergeObservation(existing, observation), host);
