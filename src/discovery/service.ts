@@ -274,9 +274,10 @@ export class DiscoveryService {
   }
 
   private fingerprint(host: HostReadResult, o: Observation): Fingerprint {
+    const mac = this.neighbour(host.address);
     return {
       ip: host.address,
-      ...(this.neighbour(host.address) ? { neighbour_mac: this.neighbour(host.address) } : {}),
+      ...(mac ? { neighbour_mac: mac } : {}),
       ...(o.fields.mac_address ? { reported_mac: o.fields.mac_address } : {}),
       ...(host.engineId ? { engine_id: host.engineId } : {}),
       snmp: host.securityLevel,
@@ -376,7 +377,8 @@ export class DiscoveryService {
 
   /**
    * A reading whose page counter is below the last stored one is not stored: the device is flagged
-   * (raw_data.counter_flag) until a person accepts it or the counter is back. True when flagged.
+   * (raw_data.counter_flag) until a person accepts it or the counter is back (the caller then
+   * drops the flag from the record it stores). Returns the flag when flagged.
    */
   private flagIfCounterDown(serial: string, snapshot: Omit<Snapshot, 'id'>, ip: string, now: number): CounterFlag | undefined {
     const { devices, events, log } = this.deps;
