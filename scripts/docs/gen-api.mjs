@@ -105,6 +105,8 @@ const EXAMPLES = [
   ['POST', '/devices/update', { serial: 'RH28Y00024', asset_number: 'A-1001' }],
   ['POST', '/devices/save/all'],
   ['POST', '/devices/metrics/collect', { serial: 'NOSUCH' }],
+  ['POST', '/devices/confirm-move', { serial: 'VD21457943', ip: '127.0.1.12' }],
+  ['POST', '/devices/confirm-counter', { serial: 'VD21457943' }],
   ['POST', '/devices/delete', { serial: 'RH28Y00024' }],
   ['GET', '/settings'],
   ['POST', '/settings', { discovery: { manual_ranges: true, ranges_text: '127.0.1.1-20', allowed_ranges: ['127.0.0.0/8'] } }],

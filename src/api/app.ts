@@ -14,6 +14,7 @@ import * as loginRoutes from './routes/login.js';
 import * as accountRoutes from './routes/account.js';
 import * as readRoutes from './routes/read.js';
 import * as deviceRoutes from './routes/devices.js';
+import * as deviceTrustRoutes from './routes/device-trust.js';
 import * as discoveryRoutes from './routes/discovery.js';
 import * as settingsRoutes from './routes/settings.js';
 import * as eventRoutes from './routes/events.js';
@@ -31,6 +32,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   accountRoutes,
   readRoutes,
   deviceRoutes,
+  deviceTrustRoutes,
   discoveryRoutes,
   settingsRoutes,
   eventRoutes,

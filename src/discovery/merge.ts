@@ -1,6 +1,7 @@
 // Folds what a printer reported into its device record. What a person set (asset_number,
 // location, description, and any field in locked_fields) is never overwritten (decisions.md).
 import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device.js';
+import { withTrustNotes } from './move-check.js';
 
 /** What discovery learned about one printer, already in contract field names. */
 export interface Observation {
@@ -53,11 +54,12 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
   const before = existing?.printer_info?.discovery_methods;
   const methods = [...new Set([...(Array.isArray(before) ? (before as string[]) : []), ...(o.discoveryMethods ?? [])])].sort();
   d.printer_info = methods.length ? { ...o.printerInfo, discovery_methods: methods } : o.printerInfo;
-  return d;
+  // The printer's status lines replace the old ones; a pending move or flagged counter stays said.
+  return withTrustNotes(d);
 }
 
 /** Marks a device that did not answer a poll, without deleting anything. */
 export function markUnreachable(d: Device, now: number, message: string): Device {
   const others = (d.status_messages ?? []).filter((m) => !m.startsWith('not responding'));
-  return { ...d, status_messages: [`not responding: ${message}`, ...others].slice(0, 32), raw_data: { ...(d.raw_data ?? {}), last_poll_failed_at: new Date(now).toISOString() } };
+  return withTrustNotes({ ...d, status_messages: [`not responding: ${message}`, ...others].slice(0, 32), raw_data: { ...(d.raw_data ?? {}), last_poll_failed_at: new Date(now).toISOString() } });
 }

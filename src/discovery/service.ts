@@ -21,6 +21,9 @@ import { localSubnetTargets, parseRangesText } from '../snmp/ranges.js';
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import { markUnreachable, mergeObservation, type Observation } from './merge.js';
 import { ReadingsKeptError, storeReadings } from './store-readings.js';
+import { neighbourMac } from './neighbours.js';
+import { counterFlagOf, judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type CounterFlag, type Fingerprint } from './move-check.js';
+import { formatTime } from '../model/time.js';
 
 export { ReadingsKeptError } from './store-readings.js';
 
@@ -34,6 +37,48 @@ export interface DiscoveryDeps {
   storage?: Pick<StorageGuard, 'failed' | 'keep' | 'wrote'>;
   /** Reads USB printers (they are not reached by SNMP); polled with the network ones. */
   usb?: Pick<UsbPrinters, 'collect' | 'collectSaved'>;
+  /** The kernel neighbour table's MAC for an address (default: /proc/net/arp). */
+  neighbourMac?: (ip: string) => string | undefined;
+}
+
+/**
+ * A single read (POST /devices/metrics/collect) whose page counter was below the last stored one:
+ * the reading was flagged on the device, not stored.
+ */
+export class CounterFlaggedError extends Error {
+  constructor(readonly flag: CounterFlag) {
+    super(`page counter went down: ${flag.page_count} read at ${flag.ip}, ${flag.stored_page_count} stored; the reading is flagged on the device, not stored (POST /devices/confirm-counter accepts it)`);
+  }
+}
+
+/** Saved addresses read at once at most, to check replies that claim their serial from elsewhere. */
+const SIGHTING_CONCURRENCY = 4;
+
+/** A scan's bookkeeping for replies that claim a known serial from another address. */
+interface ScanRound {
+  startedAt: number;
+  sightings: Promise<unknown>[];
+  run: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Per serial: whether its saved address answered (read once per scan). */
+  answers: Map<string, Promise<boolean>>;
+}
+
+/** Runs at most `n` of the given tasks at once, in the order given. */
+function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    // A finished task hands its slot straight to the next one waiting.
+    if (active >= n) await new Promise<void>((r) => waiting.push(r));
+    else active++;
+    try {
+      return await fn();
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else active--;
+    }
+  };
 }
 
 /** A scan's progress: what the status route returns and the events stream sends. */
@@ -139,6 +184,7 @@ export class DiscoveryService {
       publish();
       log.info({ scan_id: state.scan_id, targets: targets.length }, 'discovery started');
       let lastPublish = 0;
+      const round: ScanRound = { startedAt: this.deps.now(), sightings: [], run: limiter(SIGHTING_CONCURRENCY), answers: new Map() };
       const result = await scan({
         targets,
         credentials: credentialsOf(s),
@@ -157,9 +203,11 @@ export class DiscoveryService {
           }
         },
         onHost: (host) => {
-          if (this.record(host, state.scan_id, methods.get(host.address))) state.found++;
+          if (this.record(host, state.scan_id, methods.get(host.address), round)) state.found++;
         },
       });
+      // Replies that claimed a known serial from another address, each checked against the saved one.
+      await Promise.all(round.sightings);
       state.scanned = result.scanned;
       if (result.aborted) {
         state.state = 'failed';
@@ -177,8 +225,12 @@ export class DiscoveryService {
     publish();
   }
 
-  /** Stores what one host answered; returns the device serial, or undefined when unusable. */
-  private record(host: HostReadResult, scanId?: number, methods?: DiscoveryMethod[]): string | undefined {
+  /**
+   * Stores what one host answered; returns the device serial, or undefined when unusable. A reply
+   * carrying a known serial from another address is not stored: it is checked (pushed to
+   * `sightings`) and kept as a pending move (move-check.ts).
+   */
+  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound): string | undefined {
     const { devices, events, log } = this.deps;
     const now = this.deps.now();
     const parsed = parsePrinter(host.values, host.address, new Date(now));
@@ -189,15 +241,177 @@ export class DiscoveryService {
       return undefined;
     }
     const existing = devices.get(observation.serial);
-    const device = mergeObservation(existing, observation);
+    if (existing && existing.ip !== host.address) {
+      // Each saved address is read once per scan however many replies claim its serial, and a few
+      // at a time: a host answering for every saved printer costs the scan a bounded amount.
+      let answers = round.answers.get(existing.serial);
+      if (!answers) round.answers.set(existing.serial, (answers = round.run(() => this.savedAddressAnswers(existing))));
+      const checked = answers.then((a) => round.run(() => this.sighting(existing, host, observation, round.startedAt, a)));
+      round.sightings.push(checked.catch((err) => log.error({ serial: existing.serial, ip: host.address, err: (err as Error).message }, 'checking a printer seen at another address failed')));
+      return existing.serial;
+    }
+    let device = this.trusted(mergeObservation(existing, observation), host);
+    const snapshot = { serial: device.serial, ts: now, ...parsed.metrics };
+    if (existing && this.flagIfCounterDown(device.serial, snapshot, host.address, now)) return device.serial;
+    if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
     try {
-      this.store([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics }, existed: Boolean(existing) }], 'storing a scanned printer');
+      this.store([{ device, snapshot, existed: Boolean(existing), ...(existing ? { fromIp: existing.ip } : {}) }], 'storing a scanned printer');
     } catch (err) {
       if (err instanceof ReadingsKeptError) return device.serial; // the scan goes on
       throw err;
     }
     events.emit('device_change', { serial: device.serial, change: existing ? 'updated' : 'discovered' });
     return device.serial;
+  }
+
+  /** The neighbour MAC and SNMPv3 engine ID seen at a trusted reading, remembered on the record. */
+  private trusted(device: Device, host: HostReadResult): Device {
+    return rememberIdentity(device, { neighbour_mac: this.neighbour(host.address), engine_id: host.engineId });
+  }
+
+  private neighbour(ip: string): string | undefined {
+    return (this.deps.neighbourMac ?? neighbourMac)(ip);
+  }
+
+  private fingerprint(host: HostReadResult, o: Observation): Fingerprint {
+    const mac = this.neighbour(host.address);
+    return {
+      ip: host.address,
+      ...(mac ? { neighbour_mac: mac } : {}),
+      ...(o.fields.mac_address ? { reported_mac: o.fields.mac_address } : {}),
+      ...(host.engineId ? { engine_id: host.engineId } : {}),
+      snmp: host.securityLevel,
+      ...(o.fields.model ? { model: o.fields.model } : {}),
+      ...(o.fields.manufacturer ? { manufacturer: o.fields.manufacturer } : {}),
+    };
+  }
+
+  /** Whether the record's own address answers with its serial now (one read, the usual timeout). */
+  private async savedAddressAnswers(d: Device): Promise<boolean> {
+    const s = this.deps.settings.get();
+    try {
+      const host = await readHost(d.ip, {
+        credentials: credentialsOf(s),
+        timeoutMs: s.discovery.snmp_timeout_ms,
+        allowedRanges: s.discovery.allowed_ranges,
+        port: s.snmp.port,
+        planRead: readPlan,
+        signal: this.lifetime.signal,
+      });
+      if (!host) return false;
+      return toObservation(parsePrinter(host.values, d.ip, new Date(this.deps.now())), d.ip, this.deps.now())?.serial === d.serial;
+    } catch {
+      return false; // outside allowed_ranges, or not an address at all: it does not answer
+    }
+  }
+
+  /**
+   * A reply with `existing`'s serial from another address. Nothing from it is stored unless the
+   * move is proven (move-check.ts); else the record gets (or updates) its pending move. Returns
+   * the reading to store when the move was made, for a polling round to write with the others.
+   */
+  private async sighting(existing: Device, host: HostReadResult, o: Observation, roundStartedAt: number, savedAnswers?: boolean, forRound = false): Promise<Reading | undefined> {
+    const { devices, events, log } = this.deps;
+    const fp = this.fingerprint(host, o);
+    const answers = savedAnswers ?? (await this.savedAddressAnswers(existing));
+    if (this.lifetime.signal.aborted) return undefined;
+    const current = devices.get(existing.serial);
+    if (!current || current.ip === host.address) return undefined; // deleted, or moved meanwhile
+    const decision = judgeSighting(current, fp, this.deps.now(), answers, roundStartedAt);
+    if (decision.move) {
+      log.warn({ serial: current.serial, from: current.ip, to: host.address, checks: decision.checks }, 'printer moved: the same MAC or SNMPv3 engine at the new address two rounds running, the old address silent');
+      const snapshot = { serial: current.serial, ts: o.now, ...parsePrinter(host.values, host.address, new Date(o.now)).metrics };
+      if (this.flagIfCounterDown(current.serial, snapshot, host.address, o.now)) return undefined; // a person decides both
+      const moved = this.trusted(mergeObservation(withRawData(current, { pending_move: undefined, counter_flag: undefined }), { ...o, ip: host.address }), host);
+      const reading: Reading = { device: { ...moved, ip: host.address }, snapshot, existed: true, fromIp: current.ip };
+      if (!forRound) this.storeMoved(reading);
+      return reading;
+    }
+    log.warn({ serial: current.serial, saved_ip: current.ip, ip: host.address, checks: decision.pending.checks, snmp: fp.snmp }, `printer serial seen at another address: not stored, move pending (${decision.pending.reason})`);
+    try {
+      devices.put(withRawData(current, { pending_move: decision.pending }));
+    } catch (err) {
+      if (!this.deps.storage?.failed(err, 'noting a pending move')) throw err;
+      return undefined;
+    }
+    events.emit('device_change', { serial: current.serial, change: 'updated' });
+    return undefined;
+  }
+
+  /** Reads a device's pending address; the reading to store when the move is made there and then. */
+  private async pollPendingAddress(device: Device, roundStartedAt: number): Promise<Reading | undefined> {
+    const pending = pendingMoveOf(device);
+    if (!pending) return undefined;
+    const s = this.deps.settings.get();
+    let host: HostReadResult | null = null;
+    try {
+      host = await readHost(pending.ip, {
+        credentials: credentialsOf(s),
+        timeoutMs: s.discovery.snmp_timeout_ms,
+        allowedRanges: s.discovery.allowed_ranges,
+        port: s.snmp.port,
+        planRead: readPlan,
+        signal: this.lifetime.signal,
+      });
+    } catch {
+      return undefined;
+    }
+    if (!host || host.partial) return undefined;
+    const now = this.deps.now();
+    const o = toObservation(parsePrinter(host.values, pending.ip, new Date(now)), pending.ip, now);
+    if (o?.serial !== device.serial) return undefined;
+    // The saved address was just read and did not answer.
+    return this.sighting(device, host, o, roundStartedAt, false, true);
+  }
+
+  /** A scan's proven move, stored at once (a polling round writes it with its other readings). */
+  private storeMoved(reading: Reading): void {
+    try {
+      this.store([reading], 'storing a moved printer');
+    } catch (err) {
+      if (err instanceof ReadingsKeptError) return;
+      throw err;
+    }
+    this.deps.events.emit('device_change', { serial: reading.device.serial, change: 'updated' });
+  }
+
+  /**
+   * A reading whose page counter is below the last stored one is not stored: the device is flagged
+   * (raw_data.counter_flag) until a person accepts it or the counter is back (the caller then
+   * drops the flag from the record it stores). Returns the flag when flagged.
+   */
+  private flagIfCounterDown(serial: string, snapshot: Omit<Snapshot, 'id'>, ip: string, now: number): CounterFlag | undefined {
+    const { devices, events, log } = this.deps;
+    const stored = devices.latestPageCount(serial);
+    const current = devices.get(serial);
+    if (!current) return undefined;
+    if (stored === undefined || !snapshot.page_count || snapshot.page_count >= stored) {
+      // Back at or above what is stored: a flag from an earlier reading no longer stands.
+      const before = counterFlagOf(current);
+      if (before) log.info({ serial, page_count: snapshot.page_count, stored_page_count: stored }, 'page counter back at or above the stored one: flag cleared');
+      return undefined;
+    }
+    const flag: CounterFlag = {
+      ip,
+      seen_at: formatTime(now),
+      page_count: snapshot.page_count,
+      stored_page_count: stored,
+      reading: {
+        page_count: snapshot.page_count,
+        ...(snapshot.color_pages ? { color_pages: snapshot.color_pages } : {}),
+        ...(snapshot.mono_pages ? { mono_pages: snapshot.mono_pages } : {}),
+        ...(snapshot.scan_count ? { scan_count: snapshot.scan_count } : {}),
+      },
+    };
+    log.warn({ serial, ip, page_count: flag.page_count, stored_page_count: stored }, 'page counter went down: reading flagged on the device, not stored');
+    try {
+      devices.put(withRawData(current, { counter_flag: flag }));
+    } catch (err) {
+      if (!this.deps.storage?.failed(err, 'flagging a page counter')) throw err;
+      return flag;
+    }
+    events.emit('device_change', { serial, change: 'updated' });
+    return flag;
   }
 
   private store(readings: Reading[], what: string): (number | undefined)[] {
@@ -207,7 +421,10 @@ export class DiscoveryService {
   /** Reads one known device now and stores the snapshot; undefined when it did not answer. */
   async collect(serial: string): Promise<Snapshot | undefined> {
     if (this.deps.devices.get(serial)?.is_usb) return this.deps.usb?.collect(serial);
-    const snaps = await this.poll([serial]);
+    const flagged = new Map<string, CounterFlag>();
+    const snaps = await this.poll([serial], 'single', flagged);
+    const flag = flagged.get(serial);
+    if (!snaps[0] && flag) throw new CounterFlaggedError(flag);
     return snaps[0];
   }
 
@@ -225,8 +442,8 @@ export class DiscoveryService {
   }
 
   /** Runs a poll, known to stop() until it has ended. */
-  private poll(serials: string[], kind: 'round' | 'single' = 'single'): Promise<Snapshot[]> {
-    const p = this.pollNow(serials, kind);
+  private poll(serials: string[], kind: 'round' | 'single' = 'single', flagged = new Map<string, CounterFlag>()): Promise<Snapshot[]> {
+    const p = this.pollNow(serials, kind, flagged);
     const tracked = p.then(
       () => undefined,
       () => undefined,
@@ -236,12 +453,14 @@ export class DiscoveryService {
     return p;
   }
 
-  private async pollNow(serials: string[], kind: 'round' | 'single'): Promise<Snapshot[]> {
+  /** `flagged`: filled with the readings whose page counter went down (not stored). */
+  private async pollNow(serials: string[], kind: 'round' | 'single', flagged: Map<string, CounterFlag>): Promise<Snapshot[]> {
     const { devices, settings, events, log } = this.deps;
     const signal = this.lifetime.signal;
     if (signal.aborted) return [];
     const s = settings.get();
     const credentials = credentialsOf(s);
+    const roundStartedAt = this.deps.now();
     const readings: Reading[] = [];
     const queue = [...serials];
     let cut = 0; // reads cut short by stop()
@@ -273,6 +492,15 @@ export class DiscoveryService {
         }
         const parsed = host ? parsePrinter(host.values, device.ip, new Date(now)) : undefined;
         const observation = parsed ? toObservation(parsed, device.ip, now) : undefined;
+        if (!parsed && device.raw_data?.pending_move) {
+          // Silent where it is saved, and seen elsewhere before: this may be the round that
+          // confirms the move (move-check.ts), or another sighting of it.
+          const moved = await this.pollPendingAddress(device, roundStartedAt);
+          if (moved) {
+            readings.push(moved);
+            continue;
+          }
+        }
         if (!parsed || !observation || observation.serial !== serial) {
           // Silent, or another printer now answers at this address: keep the record, say so.
           const why = !parsed ? 'no SNMP answer' : `a different device answers at ${device.ip}`;
@@ -289,7 +517,15 @@ export class DiscoveryService {
           events.emit('device_change', { serial, change: 'updated' });
           continue;
         }
-        readings.push({ device: mergeObservation(device, observation), snapshot: { serial, ts: now, ...parsed.metrics }, existed: true });
+        const snapshot = { serial, ts: now, ...parsed.metrics };
+        const flag = this.flagIfCounterDown(serial, snapshot, device.ip, now);
+        if (flag) {
+          flagged.set(serial, flag);
+          continue;
+        }
+        let read = this.trusted(mergeObservation(device, observation), host!);
+        if (counterFlagOf(read)) read = withRawData(read, { counter_flag: undefined });
+        readings.push({ device: read, snapshot, existed: true, fromIp: device.ip });
       }
     };
     await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));

@@ -28,6 +28,8 @@ interface NsSession {
   close(): void;
   on(event: string, listener: (...args: unknown[]) => void): void;
   onMsg(buffer: Buffer): void;
+  /** SNMPv3: what the agent's discovery Report (and later replies) carried. */
+  msgSecurityParameters?: { msgAuthoritativeEngineID?: Buffer };
   dgram: { removeAllListeners(event: string): void; on(event: string, l: (...a: any[]) => void): void };
 }
 interface NetSnmp {
@@ -47,6 +49,9 @@ interface NetSnmp {
 const snmp = createRequire(import.meta.url)('net-snmp') as NetSnmp;
 
 export type SnmpVersion = 'v1' | 'v2c' | 'v3';
+
+/** What a reply can prove about who sent it (docs/api.md, "Spoofed printers"). */
+export type SecurityLevel = 'v1' | 'v2c' | 'v3 noAuthNoPriv' | 'v3 authNoPriv' | 'v3 authPriv';
 
 export type SnmpCredential = CommunityCredential | V3Credential;
 
@@ -201,6 +206,25 @@ export class SnmpSession {
 
   get isClosed(): boolean {
     return this.closed;
+  }
+
+  /**
+   * SNMPv3: the agent's snmpEngineID (hex) learnt from its discovery Report, once it answered;
+   * undefined for v1/v2c. Under authNoPriv/authPriv a reply is only accepted when it is
+   * authenticated with keys localised to this engine ID, so it identifies the agent that knows the
+   * user's secret; without authentication anyone can claim it.
+   */
+  get engineId(): string | undefined {
+    if (this.credential.version !== 'v3') return undefined;
+    const id = this.ns.msgSecurityParameters?.msgAuthoritativeEngineID;
+    return Buffer.isBuffer(id) && id.length > 0 ? id.toString('hex') : undefined;
+  }
+
+  /** How much a reply on this session proves: `v1`, `v2c` or the v3 security level. */
+  get securityLevel(): SecurityLevel {
+    const c = this.credential;
+    if (c.version !== 'v3') return c.version;
+    return c.authKey ? (c.privKey ? 'v3 authPriv' : 'v3 authNoPriv') : 'v3 noAuthNoPriv';
   }
 
   /**

@@ -12,7 +12,7 @@
 import { setMaxListeners } from 'node:events';
 import { inAllowedRanges, parseIPv4 } from './ranges.js';
 import { IDENTITY_GET_OIDS, READ_GET_OIDS, WALK_ROOTS } from './oids.js';
-import { openSession, SnmpError, type SessionOptions, type SnmpCredential, type SnmpSession } from './client.js';
+import { openSession, SnmpError, type SecurityLevel, type SessionOptions, type SnmpCredential, type SnmpSession } from './client.js';
 import type { OidValues } from './types.js';
 
 export const DEFAULT_SCAN_TIMEOUT_MS = 2000;
@@ -78,6 +78,10 @@ export interface HostReadResult {
   /** Index into `credentials` of the credential that answered. */
   credentialIndex: number;
   credential: SnmpCredential;
+  /** What the answering credential proves about the sender (v1/v2c: nothing). */
+  securityLevel: SecurityLevel;
+  /** SNMPv3 only: the agent's snmpEngineID (hex), as its discovery Report gave it. */
+  engineId?: string;
   /** Identity GETs plus the full read, keyed by OID without leading dot. */
   values: OidValues;
   /** True when the read was cut short (host budget, timeout mid-read, abort). */
@@ -224,6 +228,8 @@ async function readHostCounted(address: string, options: ReadOptions, stats: { r
       address,
       credentialIndex: chosen,
       credential: options.credentials[chosen],
+      securityLevel: session.securityLevel,
+      ...(session.engineId ? { engineId: session.engineId } : {}),
       values,
       partial,
       errors,

@@ -21,6 +21,12 @@ export interface Reading {
   snapshot: Omit<Snapshot, 'id'>;
   /** The record existed when the reading began: if it is gone when the reading is stored, a person deleted it meanwhile. */
   existed?: boolean;
+  /**
+   * The record's address when the reading began: if the record has another one when the reading is
+   * stored, a person confirmed a move meanwhile (POST /devices/confirm-move), and the reading,
+   * taken for the old address, is dropped rather than moving the record back.
+   */
+  fromIp?: string;
 }
 
 /** A record written only for its last_seen and printer_info is refreshed at most this often. */
@@ -82,10 +88,16 @@ export class DeviceStore {
       readings.map((r) => {
         const current = this.get(r.device.serial);
         if (!current && r.existed) return undefined;
+        if (current && r.fromIp !== undefined && current.ip !== r.fromIp) return undefined;
         this.refreshStmt.run(toRow(current ? withPersonsChoices(r.device, current) : r.device));
         return this.metrics.insertRaw(r.snapshot);
       }),
     )();
+  }
+
+  /** The page count of the device's newest raw reading, if it had one. */
+  latestPageCount(serial: string): number | undefined {
+    return this.metrics.latestRaw(serial)?.page_count ?? undefined;
   }
 
   listSaved(): Device[] {

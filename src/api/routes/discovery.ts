@@ -8,6 +8,7 @@ import { readJsonBody, requireString } from '../body.js';
 import { queryOf } from '../query.js';
 import { sendJson, sendText } from '../respond.js';
 import { snapshotJson } from '../views.js';
+import { CounterFlaggedError } from '../../discovery/service.js';
 
 export function register(app: App, ctx: AgentContext): void {
   app.post('/discover', (_req, res) => {
@@ -29,7 +30,13 @@ export function register(app: App, ctx: AgentContext): void {
     const device = ctx.devices.get(serial);
     if (!device) return sendText(res, 404, `no device with serial ${JSON.stringify(serial)}`);
     if (isAsync(queryOf(req).get('async'), body.async)) return void collectInBackground(ctx, serial, res);
-    const snapshot = await ctx.discovery.collect(serial);
+    let snapshot;
+    try {
+      snapshot = await ctx.discovery.collect(serial);
+    } catch (err) {
+      if (err instanceof CounterFlaggedError) return sendText(res, 409, err.message);
+      throw err;
+    }
     if (!snapshot && device.is_usb) return sendText(res, 504, `USB printer ${serial} is not plugged in (last seen at ${device.port_name ?? 'an unknown port'}) or did not answer`);
     if (!snapshot) return sendText(res, 504, `device ${serial} did not answer at ${device.ip}`);
     sendJson(res, 200, snapshotJson(snapshot));

@@ -413,6 +413,7 @@
     const identity = h('dl', { class: 'facts', id: 'identity' });
     const statusBox = h('div', { id: 'printer-status' });
     const readMsg = h('p', { role: 'status', 'aria-live': 'polite', class: 'muted' });
+    const trustBox = h('div', { id: 'printer-trust' });
     const readBtn = h('button', { type: 'button', class: 'primary', id: 'read-now', text: 'Read now' });
     const delBtn = h('button', { type: 'button', class: 'danger', id: 'delete', text: 'Delete…' });
 
@@ -461,7 +462,7 @@
     view().replaceChildren(
       h('p', {}, h('a', { href: '#/printers', text: '← Printers' })),
       h('section', {}, h('h2', { id: 'printer-title', text: (dev.manufacturer ? dev.manufacturer + ' ' : '') + (dev.model || serial) }),
-        h('div', { class: 'toolbar' }, readBtn, delBtn), readMsg,
+        h('div', { class: 'toolbar' }, readBtn, delBtn), readMsg, trustBox,
         h('div', { class: 'grid' }, h('div', {}, h('h3', { text: 'Identity' }), identity), h('div', {}, h('h3', { text: 'Status and supplies' }), statusBox))),
       h('section', {}, h('h2', { text: 'Asset details' }), form),
       h('section', {}, h('h2', { text: 'Meters over time' }),
@@ -481,7 +482,43 @@
           h('dt', { text: 'Read' }), h('dd', { text: when(latest.timestamp) })) : h('p', { class: 'empty', text: 'No readings yet: press Read now.' }),
         latest ? supplyBars(latest.toner_levels) : null);
     }
+    // A pending move or a counter that went down (discovery/move-check.ts): only a person decides.
+    const SNMP_PROOF = 'SNMP v1 and v2c cannot prove who answered: any host on the network can reply with a printer\'s serial, model, MAC and counters. '
+      + 'Check the printer itself (its panel or configuration page shows its address and counter) before you confirm. '
+      + 'SNMPv3 with authentication and privacy (authPriv), set on the printers and in Settings, is the cure: then only a printer holding the keys can answer.';
+    function drawTrust(d) {
+      const raw = d.raw_data || {};
+      const out = [];
+      const act = async (btn, msg, path, body) => {
+        btn.disabled = true; msg.textContent = ''; msg.className = '';
+        try { await api(path, body); await reloadInfo(); } catch (err) { msg.textContent = 'Not done: ' + err.message; msg.className = 'error'; btn.disabled = false; }
+      };
+      const m = raw.pending_move;
+      if (m && m.ip) {
+        const msg = h('p', { role: 'status', 'aria-live': 'polite' });
+        const btn = h('button', { type: 'button', class: 'primary', id: 'confirm-move', text: 'Confirm the move to ' + m.ip });
+        btn.onclick = () => act(btn, msg, '/devices/confirm-move', { serial, ip: m.ip });
+        const checks = Object.entries(m.checks || {}).map(([k, v]) => k.replace('_', ' ') + ': ' + v).join(', ');
+        out.push(h('div', { class: 'notice', id: 'pending-move', role: 'region', 'aria-label': 'Pending move' },
+          h('h3', { text: 'Moved? A reply with this serial came from ' + m.ip }),
+          h('p', { text: 'The record stays at ' + d.ip + ' and nothing from ' + m.ip + ' is stored until you confirm. Seen ' + when(m.seen_at) + ' (' + (m.sightings || 1) + ' times' + (m.saved_address_answers ? '; ' + d.ip + ' still answers too' : '') + ').' }),
+          h('p', { class: 'muted', text: m.reason + (checks ? ' (' + checks + ')' : '') }),
+          h('p', { class: 'hint', text: SNMP_PROOF }), btn, ' ', msg));
+      }
+      const c = raw.counter_flag;
+      if (c && typeof c.page_count === 'number') {
+        const msg = h('p', { role: 'status', 'aria-live': 'polite' });
+        const btn = h('button', { type: 'button', id: 'confirm-counter', text: 'Accept ' + fmtInt(c.page_count) + ' as the page counter' });
+        btn.onclick = () => act(btn, msg, '/devices/confirm-counter', { serial });
+        out.push(h('div', { class: 'notice', id: 'counter-flag', role: 'region', 'aria-label': 'Page counter went down' },
+          h('h3', { text: 'Page counter went down' }),
+          h('p', { text: fmtInt(c.page_count) + ' pages read at ' + c.ip + ' on ' + when(c.seen_at) + ', ' + fmtInt(c.stored_page_count) + ' stored before. The reading was not stored. If the printer\'s counter was reset (a new board), accept it; if not, the reply may not be the printer\'s.' }),
+          h('p', { class: 'hint', text: SNMP_PROOF }), btn, ' ', msg));
+      }
+      trustBox.replaceChildren(...out);
+    }
     drawInfo(dev, profile.latest_metrics);
+    drawTrust(dev);
     showLocks(dev);
 
     // Charts: uPlot, one for meters and one for supplies, redrawn on a period change.
@@ -551,6 +588,7 @@
     async function reloadInfo() {
       const p = await api('/api/devices/profile' + q);
       drawInfo(p.device, p.latest_metrics);
+      drawTrust(p.device);
       showLocks(p.device);
     }
     readBtn.onclick = async () => {

@@ -1,0 +1,180 @@
+// A saved printer's serial answering from another address (issue 32, "spoofed printers").
+//
+// SNMP v1/v2c replies carry nothing that proves who sent them: any host can answer with any serial,
+// model, MAC (ifPhysAddress) and counters. So a reply from another address never moves a record by
+// itself: the record keeps its address and history, and the sighting is kept on the record as
+// `raw_data.pending_move` (with a status line) until a person confirms it (POST
+// /devices/confirm-move) or a second round shows it consistently with a proof the box can check.
+//
+// What the box can check, and what each is worth:
+// - the neighbour table's MAC for the new address (what the box saw on the wire: on-link hosts
+//   only) against the printer's known MAC: a host must take the printer's MAC to pass;
+// - SNMPv3 with authentication: the snmpEngineID, since an authenticated reply needs the user's
+//   keys localised to that engine; authPriv also hides the exchange. This is the real cure;
+// - the reply's own ifPhysAddress, model and manufacturer: a mismatch is a warning, a match
+//   proves nothing (a spoofer copies them).
+// A move is made without a person only when, at the next round, the same address answers with the
+// same fingerprint, the saved address no longer answers, nothing differs from what is known, and
+// the neighbour MAC or an authenticated engine ID matches.
+import type { Device } from '../model/device.js';
+import type { SecurityLevel } from '../snmp/client.js';
+import { formatTime } from '../model/time.js';
+import { normalMac } from './neighbours.js';
+
+export type Check = 'match' | 'differs' | 'unknown';
+
+/** What one reply from the new address showed. */
+export interface Fingerprint {
+  ip: string;
+  /** The kernel neighbour table's MAC for `ip` (on-link hosts only). */
+  neighbour_mac?: string;
+  /** The reply's own ifPhysAddress. */
+  reported_mac?: string;
+  /** SNMPv3: the agent's snmpEngineID (hex). */
+  engine_id?: string;
+  snmp: SecurityLevel;
+  model?: string;
+  manufacturer?: string;
+}
+
+/** raw_data.pending_move: a sighting of the printer's serial at another address, not yet trusted. */
+export interface PendingMove extends Fingerprint {
+  first_seen_at: string;
+  seen_at: string;
+  /** Rounds (scans, polls) it was seen in at this address with this fingerprint. */
+  sightings: number;
+  /** The saved address answered with this serial when the sighting was checked. */
+  saved_address_answers: boolean;
+  checks: { neighbour_mac: Check; reported_mac: Check; engine_id: Check; identity: Check };
+  reason: string;
+}
+
+/** raw_data.counter_flag: a reading whose page counter was below the last stored one (not stored). */
+export interface CounterFlag {
+  ip: string;
+  seen_at: string;
+  page_count: number;
+  stored_page_count: number;
+  /** The flagged reading's counters: what POST /devices/confirm-counter stores. */
+  reading: { page_count: number; color_pages?: number; mono_pages?: number; scan_count?: number };
+}
+
+const AUTHENTICATED: readonly SecurityLevel[] = ['v3 authNoPriv', 'v3 authPriv'];
+
+export const PENDING_MOVE_NOTE = 'address move pending';
+export const COUNTER_NOTE = 'page counter went down';
+
+/** The record's known identity, besides mac_address (raw_data, written at trusted readings). */
+interface KnownIdentity {
+  neighbour_mac?: string;
+  snmp_engine_id?: string;
+}
+
+function known(d: Device): KnownIdentity {
+  const r = d.raw_data ?? {};
+  return {
+    neighbour_mac: typeof r.neighbour_mac === 'string' ? r.neighbour_mac : undefined,
+    snmp_engine_id: typeof r.snmp_engine_id === 'string' ? r.snmp_engine_id : undefined,
+  };
+}
+
+const same = (a: string | undefined, b: string | undefined): Check => (!a || !b ? 'unknown' : a === b ? 'match' : 'differs');
+const word = (s: string | undefined) => s?.trim().toLowerCase() || undefined;
+
+export function checkFingerprint(d: Device, fp: Fingerprint): PendingMove['checks'] {
+  const k = known(d);
+  const printerMac = normalMac(d.mac_address);
+  const ids = [same(word(d.model), word(fp.model)), same(word(d.manufacturer), word(fp.manufacturer))];
+  return {
+    neighbour_mac: same(k.neighbour_mac ?? printerMac, normalMac(fp.neighbour_mac)),
+    reported_mac: same(printerMac, normalMac(fp.reported_mac)),
+    // A printer that answered SNMPv3 before does not stop speaking it: a reply without is a downgrade.
+    engine_id: k.snmp_engine_id && !fp.engine_id ? 'differs' : same(k.snmp_engine_id, fp.engine_id),
+    identity: ids.includes('differs') ? 'differs' : ids.includes('match') ? 'match' : 'unknown',
+  };
+}
+
+/** The same host as last time: every part of the fingerprint equal. */
+function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
+  return (['ip', 'neighbour_mac', 'reported_mac', 'engine_id', 'snmp', 'model', 'manufacturer'] as const).every((k) => (a[k] ?? '') === (b[k] ?? ''));
+}
+
+function reasonOf(d: Device, fp: Fingerprint, checks: PendingMove['checks'], savedAnswers: boolean): string {
+  const parts = [`a reply with this serial came from ${fp.ip}, not the saved address ${d.ip}`];
+  if (savedAnswers) parts.push(`the saved address still answers with this serial`);
+  const k = known(d);
+  if (checks.neighbour_mac === 'differs') parts.push(`the box sees MAC ${fp.neighbour_mac} at ${fp.ip}, the printer's is ${k.neighbour_mac ?? normalMac(d.mac_address)}`);
+  if (checks.reported_mac === 'differs') parts.push(`the reply reports MAC ${normalMac(fp.reported_mac)}, the printer's is ${normalMac(d.mac_address)}`);
+  if (checks.engine_id === 'differs') parts.push(fp.engine_id ? `SNMPv3 engine ID ${fp.engine_id} differs from the printer's ${k.snmp_engine_id}` : `the printer answered SNMPv3 (engine ID ${k.snmp_engine_id}), this reply did not`);
+  if (checks.identity === 'differs') parts.push(`it says ${[fp.manufacturer, fp.model].filter(Boolean).join(' ')}, the printer is ${[d.manufacturer, d.model].filter(Boolean).join(' ')}`);
+  if (!AUTHENTICATED.includes(fp.snmp)) parts.push(`SNMP ${fp.snmp} does not prove who sent the reply`);
+  if (checks.neighbour_mac === 'unknown' && !(checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp))) parts.push('no MAC or engine ID the box could check');
+  return parts.join('; ');
+}
+
+export type Decision = { move: true; checks: PendingMove['checks'] } | { move: false; pending: PendingMove };
+
+/**
+ * What to do with a reply carrying `d`'s serial from another address. `roundStartedAt`: when the
+ * scan or polling round began; a pending move written before it is from an earlier round.
+ */
+export function judgeSighting(d: Device, fp: Fingerprint, now: number, savedAnswers: boolean, roundStartedAt: number): Decision {
+  const checks = checkFingerprint(d, fp);
+  const before = pendingMoveOf(d);
+  const again = before && sameFingerprint(before, fp) && Date.parse(before.seen_at) < roundStartedAt;
+  const differs = Object.values(checks).includes('differs');
+  const proof = checks.neighbour_mac === 'match' || (checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp));
+  if (again && !savedAnswers && !differs && proof) return { move: true, checks };
+  const at = formatTime(now);
+  return {
+    move: false,
+    pending: {
+      ...fp,
+      first_seen_at: before && sameFingerprint(before, fp) ? before.first_seen_at : at,
+      seen_at: at,
+      sightings: before && sameFingerprint(before, fp) ? before.sightings + 1 : 1,
+      saved_address_answers: savedAnswers,
+      checks,
+      reason: reasonOf(d, fp, checks, savedAnswers),
+    },
+  };
+}
+
+export function pendingMoveOf(d: Device): PendingMove | undefined {
+  const p = d.raw_data?.pending_move;
+  return p && typeof p === 'object' && typeof (p as PendingMove).ip === 'string' ? (p as PendingMove) : undefined;
+}
+
+export function counterFlagOf(d: Device): CounterFlag | undefined {
+  const c = d.raw_data?.counter_flag;
+  return c && typeof c === 'object' && typeof (c as CounterFlag).page_count === 'number' ? (c as CounterFlag) : undefined;
+}
+
+/** The status lines that say a pending move or a flagged counter, first; the others after. */
+export function withTrustNotes(d: Device): Device {
+  const others = (d.status_messages ?? []).filter((m) => !m.startsWith(PENDING_MOVE_NOTE) && !m.startsWith(COUNTER_NOTE));
+  const notes: string[] = [];
+  const p = pendingMoveOf(d);
+  if (p) notes.push(`${PENDING_MOVE_NOTE}: ${p.ip} answers with this serial; the record stays at ${d.ip} until a person confirms the move`);
+  const c = counterFlagOf(d);
+  if (c) notes.push(`${COUNTER_NOTE}: ${c.page_count} read at ${c.ip}, ${c.stored_page_count} stored; not stored until a person accepts it`);
+  return { ...d, status_messages: [...notes, ...others].slice(0, 32) };
+}
+
+/** `d` with a new raw_data, its notes updated. Keys set to undefined are removed. */
+export function withRawData(d: Device, change: Record<string, unknown>): Device {
+  const raw: Record<string, unknown> = { ...(d.raw_data ?? {}) };
+  for (const [k, v] of Object.entries(change)) {
+    if (v === undefined) delete raw[k];
+    else raw[k] = v;
+  }
+  return withTrustNotes({ ...d, raw_data: raw });
+}
+
+/** What a trusted reading (at the record's own address, or a move made) teaches about the printer. */
+export function rememberIdentity(d: Device, fp: Pick<Fingerprint, 'neighbour_mac' | 'engine_id'>): Device {
+  const k = known(d);
+  const mac = normalMac(fp.neighbour_mac);
+  if ((!mac || mac === k.neighbour_mac) && (!fp.engine_id || fp.engine_id === k.snmp_engine_id)) return d;
+  return withRawData(d, { ...(mac ? { neighbour_mac: mac } : {}), ...(fp.engine_id ? { snmp_engine_id: fp.engine_id } : {}) });
+}

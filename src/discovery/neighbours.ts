@@ -1,0 +1,42 @@
+// The kernel's IPv4 neighbour table (ARP), read from /proc/net/arp: which hardware address the box
+// itself exchanged frames with for an address. Only hosts on the box's own links are in it (a
+// routed printer's entry would be the router's, and is never there under the printer's address);
+// a reply the box has just received from an on-link host leaves a complete entry behind.
+//
+// Unlike a printer's ifPhysAddress, which the printer (or anyone answering in its name) reports
+// about itself, this is what the box saw on the wire. It is still not proof: on a shared LAN a host
+// can take another's MAC (docs/api.md, "Spoofed printers").
+import { readFileSync } from 'node:fs';
+
+/** ATF_COM: the entry is complete (the kernel has the hardware address). */
+const ATF_COM = 0x2;
+
+/** Lower-case colon-separated hex, or undefined when it is not a 6-byte hardware address. */
+export function normalMac(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  const hex = text.replace(/[^0-9a-fA-F]/g, '').toLowerCase();
+  if (hex.length !== 12 || /^0+$/.test(hex)) return undefined;
+  return hex.match(/../g)!.join(':');
+}
+
+/** Parses /proc/net/arp's text: complete entries only, address to MAC. */
+export function parseArpTable(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of text.split('\n').slice(1)) {
+    const [ip, , flags, hw] = line.trim().split(/\s+/);
+    if (!ip || !hw || !flags) continue;
+    if ((Number.parseInt(flags, 16) & ATF_COM) === 0) continue;
+    const mac = normalMac(hw);
+    if (mac) out.set(ip, mac);
+  }
+  return out;
+}
+
+/** The neighbour table's MAC for `ip`, or undefined (not on the box's links, no entry, no /proc). */
+export function neighbourMac(ip: string, file = '/proc/net/arp'): string | undefined {
+  try {
+    return parseArpTable(readFileSync(file, 'utf8')).get(ip);
+  } catch {
+    return undefined;
+  }
+}
