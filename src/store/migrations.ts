@@ -259,6 +259,24 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    version: 9,
+    description: 'sign-in sessions kept across restarts, as hashes of their tokens',
+    up(db) {
+      // auth/sessions.ts: an agent restart (a crash, an update) no longer signs the technician out.
+      // The cookie's token is never stored, only its SHA-256: a copy of the file signs nobody in.
+      db.exec(`
+        CREATE TABLE sessions (
+          token_hash BLOB PRIMARY KEY,                     -- SHA-256 of the cookie's token
+          user TEXT NOT NULL,
+          created_at INTEGER NOT NULL,                     -- epoch ms
+          expires_at INTEGER NOT NULL                      -- epoch ms; expired rows are pruned
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_user ON sessions (user);
+        CREATE INDEX sessions_expires ON sessions (expires_at);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;
