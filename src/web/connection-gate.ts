@@ -1,14 +1,17 @@
 // Caps on open connections, for a box on an untrusted network (issue 32): one count for the whole
-// agent (every listener) and one per remote address (an IPv6 /64 counts as one address). A connection over either cap is destroyed as
-// it is accepted, before TLS or HTTP sees it: it costs no TLS state, no parser and no timer, so a
-// flood from one address cannot grow the agent's memory nor take the room of other hosts.
+// agent (every listener) and one per remote address (an IPv6 /64 counts as one address). A
+// connection over a cap is reset as it is accepted, before TLS or HTTP sees it: it costs no TLS
+// state, no parser and no timer, so a flood from one address neither grows the agent's memory nor
+// takes the room of other hosts. With the room all taken (a flood from many addresses), the
+// address holding most gives up its oldest connection to a host holding fewer (admit()).
 //
-// Why these numbers (docs/image.md, docs/reliability.md): a connection whose TLS handshake is under
-// way costs about 60 KiB of RSS (OpenSSL's buffers and the TLSSocket); 1,024 of them are some 60
-// MiB on top of the agent's ~100 MiB, well inside the unit's MemoryMax and a 1 GB Pi. A browser
-// opens at most 6 connections to a host; 128 per address leaves room for a handful of browsers
+// Why these numbers (docs/image.md, docs/reliability.md): a connection held by the box before its
+// TLS handshake ends (idle, or a few bytes of a ClientHello) measured about 40 KiB of RSS, so the
+// 1,024 of a full cap are some 40 MiB on top of the agent's ~90 MiB, well inside the unit's
+// MemoryMax (256 MiB) and a 1 GB Pi, and 3.7 KiB of JS heap each is 4 MiB of the 96 MiB heap. A
+// browser opens at most 6 connections to a host; 128 per address leaves room for several browsers
 // behind one address (a NAT) and for a client's burst, while one address holds an eighth of the
-// total at most.
+// whole at most.
 import type { Server } from 'node:net';
 import type { Socket } from 'node:net';
 
@@ -50,8 +53,9 @@ export function addressKey(a: string): string {
 
 export class ConnectionGate {
   private open = 0;
-  private readonly byAddress = new Map<string, number>();
-  private refused = { total: 0, byAddress: new Map<string, number>() };
+  // Each address's open connections, oldest first (a Set keeps the order they were added in).
+  private readonly byAddress = new Map<string, Set<Socket>>();
+  private refused = { total: 0, evicted: 0, byAddress: new Map<string, number>() };
   private readonly timer: NodeJS.Timeout;
 
   constructor(
@@ -64,7 +68,7 @@ export class ConnectionGate {
 
   /** Connections open now: all of them, and from one address. */
   count(address?: string): number {
-    return address === undefined ? this.open : (this.byAddress.get(addressKey(address)) ?? 0);
+    return address === undefined ? this.open : (this.byAddress.get(addressKey(address))?.size ?? 0);
   }
 
   /**
@@ -80,7 +84,13 @@ export class ConnectionGate {
     });
   }
 
-  /** Counts the socket in, or destroys it at once and says false. */
+  /**
+   * Counts the socket in, or destroys it at once and says false. When all connections are taken
+   * (a flood from many addresses), a newcomer from an address holding fewer than the address
+   * holding most still gets in: that address's oldest connection makes room. So the flood's
+   * addresses share the room among themselves, and a host that holds a connection or two (a
+   * technician's browser) is never the one pushed out while any address holds more.
+   */
   admit(socket: Socket): boolean {
     const raw = socket.remoteAddress;
     // No address: the peer is already gone.
@@ -89,8 +99,9 @@ export class ConnectionGate {
       return false;
     }
     const key = addressKey(raw);
-    const mine = this.byAddress.get(key) ?? 0;
-    if (this.open >= this.limits.maxConnections || (mine >= this.limits.maxPerAddress && !isLoopback(key))) {
+    const mine = this.byAddress.get(key)?.size ?? 0;
+    const overAddress = mine >= this.limits.maxPerAddress && !isLoopback(key);
+    if (overAddress || (this.open >= this.limits.maxConnections && !this.makeRoom(mine))) {
       this.refused.total++;
       const before = this.refused.byAddress.get(key);
       if (before !== undefined || this.refused.byAddress.size < REPORT_ADDRESSES) this.refused.byAddress.set(key, (before ?? 0) + 1);
@@ -98,33 +109,52 @@ export class ConnectionGate {
       socket.resetAndDestroy();
       return false;
     }
+    let set = this.byAddress.get(key);
+    if (!set) this.byAddress.set(key, (set = new Set()));
+    set.add(socket);
     this.open++;
-    this.byAddress.set(key, mine + 1);
-    socket.once('close', () => {
-      this.open--;
-      const n = (this.byAddress.get(key) ?? 1) - 1;
-      if (n > 0) this.byAddress.set(key, n);
-      else this.byAddress.delete(key);
-    });
+    socket.once('close', () => this.forget(key, socket));
+    return true;
+  }
+
+  /** Takes a socket out of the count (at its close, or when it is evicted: whichever comes first). */
+  private forget(key: string, socket: Socket): void {
+    const set = this.byAddress.get(key);
+    if (!set?.delete(socket)) return;
+    this.open--;
+    if (set.size === 0) this.byAddress.delete(key);
+  }
+
+  /** Resets the oldest connection of the address holding most, if it holds at least 2 more than `mine`. */
+  private makeRoom(mine: number): boolean {
+    let heaviest: [string, Set<Socket>] | undefined;
+    for (const entry of this.byAddress) if (!heaviest || entry[1].size > heaviest[1].size) heaviest = entry;
+    if (!heaviest || heaviest[1].size < mine + 2) return false;
+    const oldest = heaviest[1].values().next().value as Socket;
+    this.forget(heaviest[0], oldest);
+    // A reset of the raw socket ends the TLS socket on it as well (they share the handle).
+    oldest.resetAndDestroy();
+    this.refused.evicted++;
     return true;
   }
 
   /** Logs the connections refused since the last report, the addresses that sent most first. */
   report(): void {
-    if (this.refused.total === 0) return;
+    if (this.refused.total === 0 && this.refused.evicted === 0) return;
     const top = [...this.refused.byAddress].sort((a, b) => b[1] - a[1]).slice(0, 5).map(([address, n]) => ({ address, refused: n }));
     this.log.warn(
       {
         refused: this.refused.total,
+        evicted: this.refused.evicted,
         addresses: this.refused.byAddress.size >= REPORT_ADDRESSES ? `${REPORT_ADDRESSES} or more` : this.refused.byAddress.size,
         top,
         open: this.open,
         max_connections: this.limits.maxConnections,
         max_per_address: this.limits.maxPerAddress,
       },
-      'connections refused: over the cap of open connections (from one address, or in all)',
+      'connections refused: over the cap of open connections (from one address, or in all; evicted: the oldest of the address holding most, to let in a host holding fewer)',
     );
-    this.refused = { total: 0, byAddress: new Map() };
+    this.refused = { total: 0, evicted: 0, byAddress: new Map() };
   }
 
   stop(): void {

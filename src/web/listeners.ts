@@ -141,12 +141,20 @@ function listenProblem(err: NodeJS.ErrnoException, host: string, port: number, p
   return new ListenError(err.code, `cannot listen on ${where} (web.listen_address = ${JSON.stringify(host)}, ${portKey} = ${port}): ${hint}`);
 }
 
+/**
+ * Connections the kernel queues for the agent to accept (capped by net.core.somaxconn, 4,096 on
+ * current kernels). Node's 511 overflows under a flood: the kernel then drops new SYNs, and another
+ * host's connection waits for its retransmission (1 s, then 3 s). Queued, it waits only for the
+ * agent to accept (and reset, over a cap) what is ahead of it: microseconds each.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Listens on host:port; a failure is a ListenError naming the address, the port and its config key. */
 export function listen(server: Server, port: number, host: string, portKey: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => reject(listenProblem(err, host, port, portKey));
     server.once('error', onError);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', onError);
       resolve();
     });

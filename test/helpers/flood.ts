@@ -24,9 +24,14 @@ export interface FloodTally {
   attempted: number;
   connected: number;
   open: number;
-  /** Connections the box closed or reset after they were accepted, and connects that failed. */
+  /**
+   * Connections the box closed or reset after they were connected, and connects that failed (a
+   * reset can come before this side has seen its connect complete: ECONNRESET).
+   */
   closed: number;
   failed: number;
+  /** Socket errors by code. */
+  errors: Record<string, number>;
   /** Every connection attempted (and, with sustainMs, the pressure is over). */
   done: boolean;
   /** Of the closed connections that lived over a second: the shortest and the longest life, ms. */
@@ -61,7 +66,7 @@ const cfg = await new Promise((resolve) => {
 const HELLO = Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00]);
 const started = Date.now();
 const want = [...Array(cfg.idle ?? 0).fill(false), ...Array(cfg.partial ?? 0).fill(true)];
-const tally = { attempted: 0, connected: 0, open: 0, closed: 0, failed: 0, done: false, longLivedMin: null, longLivedMax: null, t: 0 };
+const tally = { attempted: 0, connected: 0, open: 0, closed: 0, failed: 0, errors: {}, done: false, longLivedMin: null, longLivedMax: null, t: 0 };
 const sockets = new Set();
 let next = 0, pending = 0, stopping = false;
 const sustaining = () => cfg.sustainMs && Date.now() - started < cfg.sustainMs;
@@ -77,7 +82,7 @@ function open(partial) {
     if (partial) s.write(HELLO);
     pump();
   });
-  s.on('error', () => {});
+  s.on('error', (e) => { tally.errors[e.code] = (tally.errors[e.code] ?? 0) + 1; });
   s.on('data', () => {});
   s.on('close', () => {
     sockets.delete(s);
@@ -152,8 +157,8 @@ const result = await new Promise((resolve) => {
   });
   s.on('data', (d) => { if (/^HTTP\/1\.1 200/.test(String(d))) r.answered = true; });
   s.on('error', (e) => { r.socketError = e.code ?? e.message; s.destroy(); });
-  s.on('close', () => { r.closed = true; resolve(r); });
-  setTimeout(() => { s.destroy(); }, cfg.timeoutMs);
+  const timer = setTimeout(() => s.destroy(), cfg.timeoutMs);
+  s.on('close', () => { clearTimeout(timer); r.closed = true; resolve(r); });
 });
 process.stdout.write(JSON.stringify(result) + '\n');
 `;
