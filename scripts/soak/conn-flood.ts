@@ -123,6 +123,16 @@ if (isMain(import.meta.url)) {
     await agent?.stop();
     lan.destroy();
   }
+  // The agent's own count (one log line a minute and one at its stop).
+  let refused = 0;
+  let evicted = 0;
+  for (const line of (agent?.stdout() ?? '').split('\n')) {
+    if (!line.includes('connections refused')) continue;
+    const rec = JSON.parse(line) as { refused: number; evicted: number };
+    refused += rec.refused;
+    evicted += rec.evicted;
+  }
+  console.log(`agent's log: ${refused} connections refused, ${evicted} evicted to make room for an address holding fewer`);
   console.log(ok ? 'PASS' : 'FAIL');
   process.exitCode = ok ? 0 : 1;
 }

@@ -86,8 +86,8 @@ export class ConnectionGate {
 
   /**
    * Counts the socket in, or destroys it at once and says false. When all connections are taken
-   * (a flood from many addresses), a newcomer from an address holding fewer than the address
-   * holding most still gets in: that address's oldest connection makes room. So the flood's
+   * (a flood from many addresses), a newcomer from an address holding far fewer than the address
+   * holding most still gets in: that address's oldest connection makes room (makeRoom). So the flood's
    * addresses share the room among themselves, and a host that holds a connection or two (a
    * technician's browser) is never the one pushed out while any address holds more.
    */
@@ -125,11 +125,16 @@ export class ConnectionGate {
     if (set.size === 0) this.byAddress.delete(key);
   }
 
-  /** Resets the oldest connection of the address holding most, if it holds at least 2 more than `mine`. */
+  /**
+   * Resets the oldest connection of the address holding most, if it holds at least twice as many
+   * as the newcomer's address would: a host holding nothing gets in against any address holding 2
+   * or more, while the flood's own addresses, all holding about as many, are refused (cheaply: no
+   * connection is made room for only to be pushed out again a moment later).
+   */
   private makeRoom(mine: number): boolean {
     let heaviest: [string, Set<Socket>] | undefined;
     for (const entry of this.byAddress) if (!heaviest || entry[1].size > heaviest[1].size) heaviest = entry;
-    if (!heaviest || heaviest[1].size < mine + 2) return false;
+    if (!heaviest || heaviest[1].size < 2 * (mine + 1)) return false;
     const oldest = heaviest[1].values().next().value as Socket;
     this.forget(heaviest[0], oldest);
     // A reset of the raw socket ends the TLS socket on it as well (they share the handle).

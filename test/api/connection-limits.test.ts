@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { createLan, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../helpers/lan.js';
 import { probe, renegotiate, startFlood, widenPortRange, type ProbeResult } from '../helpers/flood.js';
 import { rssMiB, unitEnvironment, unitFileLimit, unitMemoryMax, unitNodeFlags } from '../../scripts/bench/process.js';
-import { CONNECTION_LIMITS } from '../../src/web/connection-gate.js';
+import { addressKey, CONNECTION_LIMITS } from '../../src/web/connection-gate.js';
 import { HANDSHAKE_TIMEOUT_MS, HTTP_LIMITS } from '../../src/web/listeners.js';
 
 const unavailable = lanUnavailable();
@@ -125,4 +125,16 @@ describe('connection limits from the site network, under the unit\'s flags', { s
     assert.ok(rec.refused > 0);
     assert.ok(lines.some((l) => l.includes(lan.laptop)), lines.join('\n'));
   });
+});
+
+test('whom a connection counts against: an IPv4 address (mapped or not), an IPv6 /64', () => {
+  assert.equal(addressKey('198.18.7.2'), '198.18.7.2');
+  assert.equal(addressKey('::ffff:198.18.7.2'), '198.18.7.2');
+  assert.equal(addressKey('::1'), '::1');
+  // Any address of one /64 is the same host: SLAAC gives a LAN host as many as it wants.
+  for (const a of ['2001:db8:0:1::1', '2001:db8:0:1:ffff:ffff:ffff:ffff', '2001:0db8:0000:0001:1:2:3:4', 'fe80::1%eth0'.replace('fe80::', '2001:db8:0:1::')]) {
+    assert.equal(addressKey(a), '2001:db8:0:1::/64', a);
+  }
+  assert.equal(addressKey('fe80::1%eth0'), 'fe80:0:0:0::/64');
+  assert.notEqual(addressKey('2001:db8:0:2::1'), addressKey('2001:db8:0:1::1'));
 });
