@@ -37,7 +37,7 @@ export const TLS_OPTIONS = {
 /**
  * A TLS handshake must be done within this from the connection's first moment (Node's default is
  * 120 s): a connection that sends nothing, or a few bytes of a ClientHello, holds its TLS state
- * (about 60 KiB of RSS) no longer than this. A Pi answers a handshake in milliseconds; 10 s leaves
+ * (about 40 KiB of RSS) no longer than this. A Pi answers a handshake in milliseconds; 10 s leaves
  * room for a phone on poor Wi-Fi.
  */
 export const HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -145,7 +145,7 @@ function listenProblem(err: NodeJS.ErrnoException, host: string, port: number, p
  * Connections the kernel queues for the agent to accept (capped by net.core.somaxconn, 4,096 on
  * current kernels). Node's 511 overflows under a flood: the kernel then drops new SYNs, and another
  * host's connection waits for its retransmission (1 s, then 3 s). Queued, it waits only for the
- * agent to accept (and reset, over a cap) what is ahead of it: microseconds each.
+ * agent to accept (and reset, over a cap) what is ahead of it: tens of microseconds each.
  */
 export const LISTEN_BACKLOG = 4096;
 
