@@ -34,3 +34,15 @@ export function unitEnvironment(): Record<string, string> {
   for (const [, name, value] of agentUnit().matchAll(/^Environment=((?:MALLOC|UV)_[A-Z_]+)=(\S+)$/gm)) env[name] = value;
   return env;
 }
+
+/** The unit's LimitNOFILE (soft and hard limit on open files), or undefined when it sets none. */
+export function unitFileLimit(): number | undefined {
+  const m = /^LimitNOFILE=(\d+)$/m.exec(agentUnit());
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The unit's MemoryMax in bytes (K, M, G suffixes), or undefined when it sets none. */
+export function unitMemoryMax(): number | undefined {
+  const m = /^MemoryMax=(\d+)([KMG]?)$/m.exec(agentUnit());
+  return m ? Number(m[1]) * 1024 ** ' KMG'.indexOf(m[2] || ' ') : undefined;
+}

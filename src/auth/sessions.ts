@@ -1,57 +1,119 @@
-// Local sessions (contract 5): opaque tokens held in memory only, lost on restart.
-import { randomBytes } from 'node:crypto';
+// Local sessions (contract 5): opaque random tokens. The database keeps each session as the SHA-256
+// hash of its token, its user and its expiry (migration 9), so an agent restart (a crash, an
+// update) signs nobody out, and a copy of the database file signs nobody in: the token itself
+// is only ever in the browser's cookie. The token has 256 random bits, so a fast hash is enough
+// (nothing to guess, nothing a slow hash would protect).
+import { createHash, randomBytes } from 'node:crypto';
+import type { DB } from '../store/db.js';
+import { storageProblem } from '../store/storage-guard.js';
 
 export const SESSION_COOKIE = 'pm_agent_session';
 export const SESSION_FALLBACK_MS = 24 * 3600_000;
 // A server's expires_at further ahead than this is taken as this (a session is not for years).
 export const SESSION_MAX_MS = 30 * 24 * 3600_000;
-// Bounds memory if something logs in in a loop; the oldest session goes first.
-const MAX_SESSIONS = 10_000;
+// Bounds the table if something logs in in a loop; the oldest session goes first.
+export const MAX_SESSIONS = 10_000;
 
 export interface Session {
   user: string;
   expires: number; // epoch ms
 }
 
-export class SessionStore {
-  private readonly sessions = new Map<string, Session>();
+/** What the database keeps for a token: its SHA-256 (32 bytes). */
+export const tokenHash = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
 
-  constructor(private readonly now: () => number = Date.now) {}
+export class SessionStore {
+  private readonly stmt;
+  // A card that takes no writes (full, read-only: store/storage-guard.ts) does not stop sign-in or
+  // sign-out: a session that could not be stored lives here for this run, and one that could not
+  // be deleted is refused here for this run. Keys are token hashes, as in the table.
+  private readonly unstored = new Map<string, Session>();
+  private readonly undeleted = new Set<string>();
+
+  constructor(
+    private readonly db: DB,
+    private readonly now: () => number = Date.now,
+    private readonly onStorageProblem: (err: Error, doing: string) => void = () => {},
+  ) {
+    this.stmt = {
+      insert: db.prepare('INSERT INTO sessions (token_hash, user, created_at, expires_at) VALUES (?, ?, ?, ?)'),
+      get: db.prepare('SELECT user, expires_at FROM sessions WHERE token_hash = ?'),
+      delete: db.prepare('DELETE FROM sessions WHERE token_hash = ?'),
+      deleteUser: db.prepare('DELETE FROM sessions WHERE user = ? AND token_hash <> ?'),
+      sweep: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
+      count: db.prepare('SELECT count(*) FROM sessions').pluck(),
+      deleteOldest: db.prepare('DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions ORDER BY created_at LIMIT ?)'),
+    };
+  }
 
   create(user: string, expires?: number): { token: string; session: Session } {
     const now = this.now();
     // The login route refuses an expiry already past; here only the cap and the fallback apply.
     const session = { user, expires: Math.min(expires && expires > now ? expires : now + SESSION_FALLBACK_MS, now + SESSION_MAX_MS) };
     const token = randomBytes(32).toString('base64url');
-    if (this.sessions.size >= MAX_SESSIONS) this.sweep();
-    if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
-    this.sessions.set(token, session);
+    const hash = tokenHash(token);
+    this.write('storing a session', () => {
+      if ((this.stmt.count.get() as number) >= MAX_SESSIONS) {
+        this.sweep();
+        const over = (this.stmt.count.get() as number) - MAX_SESSIONS + 1;
+        if (over > 0) this.stmt.deleteOldest.run(over);
+      }
+      this.stmt.insert.run(hash, user, now, session.expires);
+    }, () => this.unstored.set(hash.toString('hex'), session));
     return { token, session };
   }
 
   /** The live session for a token, or undefined (an expired one is forgotten). */
   get(token: string | undefined): Session | undefined {
     if (!token) return undefined;
-    const s = this.sessions.get(token);
+    const hash = tokenHash(token);
+    const key = hash.toString('hex');
+    if (this.undeleted.has(key)) return undefined;
+    const row = this.stmt.get.get(hash) as { user: string; expires_at: number } | undefined;
+    const s = row ? { user: row.user, expires: row.expires_at } : this.unstored.get(key);
     if (!s) return undefined;
     if (s.expires <= this.now()) {
-      this.sessions.delete(token);
+      this.delete(token);
       return undefined;
     }
     return s;
   }
 
   delete(token: string): void {
-    this.sessions.delete(token);
+    const hash = tokenHash(token);
+    const key = hash.toString('hex');
+    this.unstored.delete(key);
+    this.write('ending a session', () => this.stmt.delete.run(hash), () => this.undeleted.add(key));
   }
 
   /** Ends every session of a user but `keep` (after a password change). */
   deleteUser(user: string, keep?: string): void {
-    for (const [t, s] of this.sessions) if (s.user === user && t !== keep) this.sessions.delete(t);
+    const kept = keep ? tokenHash(keep) : Buffer.alloc(0);
+    for (const [k, s] of this.unstored) if (s.user === user && k !== kept.toString('hex')) this.unstored.delete(k);
+    this.write('ending the sessions of a user', () => this.stmt.deleteUser.run(user, kept), () => {
+      // Not deletable now: every session of the user but `keep` is refused for this run instead.
+      for (const { token_hash } of this.db
+        .prepare('SELECT token_hash FROM sessions WHERE user = ? AND token_hash <> ?')
+        .all(user, kept) as { token_hash: Buffer }[]) {
+        this.undeleted.add(token_hash.toString('hex'));
+      }
+    });
   }
 
+  /** Removes expired sessions (the agent calls it every 10 minutes and at start). */
   sweep(): void {
     const now = this.now();
-    for (const [t, s] of this.sessions) if (s.expires <= now) this.sessions.delete(t);
+    for (const [k, s] of this.unstored) if (s.expires <= now) this.unstored.delete(k);
+    this.write('removing expired sessions', () => this.stmt.sweep.run(now), () => {});
+  }
+
+  private write(doing: string, run: () => void, instead: () => void): void {
+    try {
+      run();
+    } catch (err) {
+      if (!storageProblem(err)) throw err;
+      this.onStorageProblem(err as Error, doing);
+      instead();
+    }
   }
 }

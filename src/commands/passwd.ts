@@ -1,7 +1,7 @@
 // printbox-agent passwd USER: sets a local account's password (making the account if needed),
 // for the person with a shell on the box. The password is read from standard input: typed twice
-// at a terminal (not echoed), or the first line of a pipe. Other sessions of that user go at the
-// agent's next start (sessions live in its memory).
+// at a terminal (not echoed), or the first line of a pipe. Every session of that user ends at once
+// (sessions live in the database, which the running agent reads on every request).
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { databasePath, loadConfig } from '../config/config.js';
@@ -10,6 +10,7 @@ import { AccountStore, usernameProblem } from '../store/accounts.js';
 import { asDataDirOwner } from '../store/as-owner.js';
 import { hashPassword, passwordProblem } from '../auth/passwords.js';
 import { removeSetupCodeFile } from '../auth/setup-code.js';
+import { SessionStore } from '../auth/sessions.js';
 
 async function readSecret(prompt: string): Promise<string> {
   const tty = process.stdin.isTTY;
@@ -53,6 +54,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
     const db = openDatabase(databasePath(config));
     try {
       new AccountStore(db).setPassword(user, hash);
+      new SessionStore(db).deleteUser(user);
     } finally {
       db.close();
     }

@@ -3,7 +3,8 @@
 import { createServer } from 'node:http';
 import { loadConfig } from '../config/config.js';
 import { redirectHandler } from '../web/redirect.js';
-import { listen } from '../web/listeners.js';
+import { harden, HTTP_LIMITS, listen } from '../web/listeners.js';
+import { ConnectionGate } from '../web/connection-gate.js';
 
 const SD_LISTEN_FDS_START = 3;
 
@@ -21,8 +22,16 @@ export async function run(args: string[], configPath: string | undefined): Promi
     return 2;
   }
   const server = createServer(redirectHandler(httpsPort));
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 15_000;
+  // The agent's own limits and caps (web/listeners.ts, web/connection-gate.ts): a redirect has no
+  // body to wait for, so the whole request gets the headers' time. Its log is JSON lines on
+  // standard output, as the line below (journald keeps them).
+  const log = {
+    debug: () => {},
+    warn: (obj: object, msg: string) => process.stdout.write(JSON.stringify({ level: 40, time: Date.now(), ...obj, msg }) + '\n'),
+  };
+  harden(server, log, { ...HTTP_LIMITS, headersTimeout: 10_000, requestTimeout: 15_000 });
+  const connections = new ConnectionGate(log);
+  connections.guard(server);
   const activated = process.env.LISTEN_PID === String(process.pid) && Number(process.env.LISTEN_FDS) >= 1;
   if (activated) {
     await new Promise<void>((resolve, reject) => {

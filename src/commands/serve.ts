@@ -47,9 +47,6 @@ export async function run(_args: string[], configPath: string | undefined): Prom
 
   const opened = openAgentDatabase(databasePath(config), config.data_dir, log);
   const db = opened.db;
-  const sessions = new SessionStore();
-  const sweep = setInterval(() => sessions.sweep(), 600_000);
-  sweep.unref();
   const devices = new DeviceStore(db, {
     onDuplicateReading: (s, storedId) =>
       log.debug({ serial: s.serial, ts: s.ts, stored_id: storedId }, 'a second reading of a device in the same millisecond ignored'),
@@ -80,6 +77,14 @@ export async function run(_args: string[], configPath: string | undefined): Prom
       log.warn({ err: (err as Error).message }, 'no reserve file made');
     }
   }
+  // Sessions live in the database (they outlast a restart); one the card cannot take lives in memory.
+  const sessions = new SessionStore(db, Date.now, (err, doing) => {
+    storage.failed(err, doing);
+    log.warn({ err: err.message }, `${doing}: not written (the card takes no writes); kept in memory for this run`);
+  });
+  sessions.sweep();
+  const sweep = setInterval(() => sessions.sweep(), 600_000);
+  sweep.unref();
   const usb = new UsbPrinters({ devices, events, log, now, storage });
   const discovery = new DiscoveryService({ devices, settings, events, log, now, storage, usb });
   const facts = new RequestFacts(config.web.auth.trusted_proxies, (peer) =>

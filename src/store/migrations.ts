@@ -260,9 +260,27 @@ export const migrations: Migration[] = [
     },
   },
   {
+    version: 9,
+    description: 'sign-in sessions kept across restarts, as hashes of their tokens',
+    up(db) {
+      // auth/sessions.ts: an agent restart (a crash, an update) no longer signs the technician out.
+      // The cookie's token is never stored, only its SHA-256: a copy of the file signs nobody in.
+      db.exec(`
+        CREATE TABLE sessions (
+          token_hash BLOB PRIMARY KEY,                     -- SHA-256 of the cookie's token
+          user TEXT NOT NULL,
+          created_at INTEGER NOT NULL,                     -- epoch ms
+          expires_at INTEGER NOT NULL                      -- epoch ms; expired rows are pruned
+        ) WITHOUT ROWID;
+        CREATE INDEX sessions_user ON sessions (user);
+        CREATE INDEX sessions_expires ON sessions (expires_at);
+      `);
+    },
+  },
+  {
     // The central server's managed-settings version is a SHA-256 hex string (server-protocol.md,
     // Heartbeat), not a number: kept as TEXT (an INTEGER column would turn an all-digit one into a REAL).
-    version: 12,
+    version: 10,
     description: 'server_link.managed_settings_version: the central server\'s settings version, as text',
     up(db) {
       db.exec(`ALTER TABLE server_link ADD COLUMN managed_settings_version TEXT NOT NULL DEFAULT ''`);

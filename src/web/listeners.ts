@@ -3,17 +3,20 @@
 import { createServer as createHttpServer, type Server, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { constants as cryptoConstants } from 'node:crypto';
 import { lingeringClose } from '../api/respond.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { redirectHandler } from './redirect.js';
+import { ConnectionGate } from './connection-gate.js';
 import type { TlsPair } from './tls.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 // TLS 1.2 and 1.3, forward-secret AEAD suites only (no CBC, no RSA key exchange): what current
 // browsers and central servers speak. TLS 1.3's suites are all AEAD; they are named so that the
-// list is the whole truth.
+// list is the whole truth. Renegotiation is off (SSL_OP_NO_RENEGOTIATION): TLS 1.3 has none, and in
+// TLS 1.2 a client asking for one is refused with an alert instead of costing the box a handshake.
 export const TLS_OPTIONS = {
   minVersion: 'TLSv1.2',
   ciphers: [
@@ -28,11 +31,22 @@ export const TLS_OPTIONS = {
     'ECDHE-RSA-CHACHA20-POLY1305',
   ].join(':'),
   honorCipherOrder: true,
+  secureOptions: cryptoConstants.SSL_OP_NO_RENEGOTIATION,
 } as const;
+
+/**
+ * A TLS handshake must be done within this from the connection's first moment (Node's default is
+ * 120 s): a connection that sends nothing, or a few bytes of a ClientHello, holds its TLS state
+ * (about 40 KiB of RSS) no longer than this. A Pi answers a handshake in milliseconds; 10 s leaves
+ * room for a phone on poor Wi-Fi.
+ */
+export const HANDSHAKE_TIMEOUT_MS = 10_000;
 
 export interface Listeners {
   https: ReturnType<typeof createHttpsServer>;
   http?: Server;
+  /** The caps on open connections, shared by both listeners. */
+  connections: ConnectionGate;
   setCertificate(pair: TlsPair): void;
   close(): Promise<void>;
 }
@@ -71,8 +85,11 @@ function transportAnswer(err: NodeJS.ErrnoException, socket: Socket, server: Ser
   return ['400 Bad Request', 'bad request'];
 }
 
-/** Applies the limits, and answers what Node's HTTP layer refuses (malformed, too large, too slow). */
-export function harden(server: Server, log: Logger, limits: HttpLimits = HTTP_LIMITS): void {
+/**
+ * Applies the limits, and answers what Node's HTTP layer refuses (malformed, too large, too slow).
+ * A connection that sends nothing at all is closed at headersTimeout as well (with a 408).
+ */
+export function harden(server: Server, log: { debug(obj: object, msg: string): void }, limits: HttpLimits = HTTP_LIMITS): void {
   server.headersTimeout = limits.headersTimeout;
   server.requestTimeout = limits.requestTimeout;
   server.keepAliveTimeout = limits.keepAliveTimeout;
@@ -124,12 +141,20 @@ function listenProblem(err: NodeJS.ErrnoException, host: string, port: number, p
   return new ListenError(err.code, `cannot listen on ${where} (web.listen_address = ${JSON.stringify(host)}, ${portKey} = ${port}): ${hint}`);
 }
 
+/**
+ * Connections the kernel queues for the agent to accept (capped by net.core.somaxconn, 4,096 on
+ * current kernels). Node's 511 overflows under a flood: the kernel then drops new SYNs, and another
+ * host's connection waits for its retransmission (1 s, then 3 s). Queued, it waits only for the
+ * agent to accept (and reset, over a cap) what is ahead of it: tens of microseconds each.
+ */
+export const LISTEN_BACKLOG = 4096;
+
 /** Listens on host:port; a failure is a ListenError naming the address, the port and its config key. */
 export function listen(server: Server, port: number, host: string, portKey: string): Promise<void> {
   return new Promise((resolve, reject) => {
     const onError = (err: NodeJS.ErrnoException) => reject(listenProblem(err, host, port, portKey));
     server.once('error', onError);
-    server.listen(port, host, () => {
+    server.listen({ port, host, backlog: LISTEN_BACKLOG }, () => {
       server.off('error', onError);
       resolve();
     });
@@ -138,18 +163,25 @@ export function listen(server: Server, port: number, host: string, portKey: stri
 
 export async function startListeners(cfg: Config, tls: TlsPair, app: Handler, log: Logger): Promise<Listeners> {
   const { listen_address: host, https_port, http_port, redirect_http_to_https } = cfg.web;
-  const https = createHttpsServer({ cert: tls.cert, key: tls.key, ...TLS_OPTIONS }, app);
+  const connections = new ConnectionGate(log);
+  const https = createHttpsServer({ cert: tls.cert, key: tls.key, ...TLS_OPTIONS, handshakeTimeout: HANDSHAKE_TIMEOUT_MS }, app);
   harden(https, log);
-  await listen(https, https_port, host, 'web.https_port');
+  connections.guard(https);
+  await listen(https, https_port, host, 'web.https_port').catch((err) => {
+    connections.stop();
+    throw err;
+  });
   let http: Server | undefined;
   if (http_port !== 0) {
     http = createHttpServer(redirect_http_to_https ? redirectHandler(https_port) : app);
     harden(http, log);
+    connections.guard(http);
     try {
       await listen(http, http_port, host, 'web.http_port');
     } catch (err) {
       // Not left listening: the agent is exiting (an open listener would keep it alive).
       await new Promise<void>((resolve) => https.close(() => resolve()));
+      connections.stop();
       throw err;
     }
   }
@@ -157,6 +189,7 @@ export async function startListeners(cfg: Config, tls: TlsPair, app: Handler, lo
   return {
     https,
     http,
+    connections,
     setCertificate: (pair) => https.setSecureContext({ cert: pair.cert, key: pair.key, ...TLS_OPTIONS }),
     close: async () => {
       const closing = [https, http].filter((s): s is Server => Boolean(s)).map(
@@ -167,6 +200,7 @@ export async function startListeners(cfg: Config, tls: TlsPair, app: Handler, lo
           }),
       );
       await Promise.all(closing);
+      connections.stop();
     },
   };
 }

@@ -13,6 +13,8 @@
 //   startAgentInBox(lan, opts)               -> like startAgent (agent.ts) but `ip netns exec <boxNs> node cli.js serve`,
 //                                               listening on 0.0.0.0 (unless opts.config is given); ready when GET
 //                                               /api/version answers 200 on the box's loopback. Resolves a BoxAgent.
+//                                               opts.nodeFlags and opts.env as startAgent's (the unit's: scripts/bench/
+//                                               process.ts); opts.fdLimit runs it under `ulimit -n` (the unit's LimitNOFILE).
 //   lanRequests(lan, from, port, reqs)       -> ONE child in the laptop namespace sends every request in order, each on a
 //                                               fresh TLS connection (certificate not checked) to https://198.18.7.1:port,
 //                                               bound to local address `from`. lanRequest(...) does one.
@@ -284,18 +286,20 @@ export async function lanRequest(lan: Lan, fromAddress: string, port: number, re
   return (await lanRequests(lan, fromAddress, port, [typeof req === 'string' ? { path: req } : req]))[0];
 }
 
-export async function startAgentInBox(lan: Lan, opts: AgentOptions = {}): Promise<BoxAgent> {
+export async function startAgentInBox(lan: Lan, opts: AgentOptions & { fdLimit?: number } = {}): Promise<BoxAgent> {
   const config = opts.config ?? (await writeConfig({ ...opts, listenAddress: '0.0.0.0' }));
   if (opts.seed !== undefined) {
     const r = await importNdjson(config.configPath, opts.seed);
     if (r.code !== 0) throw new Error(`seed import failed (exit ${r.code}):\n${r.stderr}`);
   }
   const log = { out: '', err: '' };
-  // `ip netns exec` execs in place: the child's pid is the agent's.
-  const proc = spawn('ip', ['netns', 'exec', lan.boxNs, process.execPath, cliPath, 'serve', '--config', config.configPath], {
+  // `ip netns exec` (and the shell's exec) exec in place: the child's pid is the agent's.
+  const node = [process.execPath, ...(opts.nodeFlags ?? []), cliPath, 'serve', '--config', config.configPath];
+  const command = opts.fdLimit ? ['sh', '-c', `ulimit -n ${Number(opts.fdLimit)} && exec "$0" "$@"`, ...node] : node;
+  const proc = spawn('ip', ['netns', 'exec', lan.boxNs, ...command], {
     cwd: config.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PRINTBOX_CONFIG: '' },
+    env: { ...process.env, ...opts.env, PRINTBOX_CONFIG: '' },
   });
   const cap = 2 * 1024 * 1024;
   proc.stdout!.on('data', (b: Buffer) => log.out.length < cap && (log.out += b.toString('utf8')));

@@ -7,6 +7,7 @@ import { LoginLimiter } from '../../src/auth/login-limiter.js';
 import { SessionStore, SESSION_MAX_MS } from '../../src/auth/sessions.js';
 import { compileTrust } from '../../src/auth/request-facts.js';
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js';
+import { openDatabase } from '../../src/store/db.js';
 
 test('request targets: canonical paths pass, every other spelling is refused', () => {
   for (const [raw, url] of [
@@ -49,7 +50,7 @@ test('login limiter: five free failures, then a doubling lock per key; success c
 
 test('sessions: fallback 24 h, a far expiry capped, expired ones gone, a user logged out everywhere', () => {
   let t = 1_000_000;
-  const s = new SessionStore(() => t);
+  const s = new SessionStore(openDatabase(':memory:'), () => t);
   assert.equal(s.create('a').session.expires, t + 86_400_000);
   assert.equal(s.create('a', t + 10 * 365 * 86_400_000).session.expires, t + SESSION_MAX_MS);
   const short = s.create('b', t + 1000);
