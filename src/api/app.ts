@@ -22,6 +22,9 @@ import * as uiRoutes from './routes/ui.js';
 import * as openapiRoutes from './routes/openapi.js';
 import * as backupRoutes from './routes/backup.js';
 import * as autoupdateRoutes from './routes/autoupdate.js';
+import * as printerProxyRoutes from './routes/printer-proxy.js';
+import * as devicePreviewRoutes from './routes/device-preview.js';
+import * as reportRoutes from './routes/report.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -39,6 +42,9 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   openapiRoutes,
   backupRoutes,
   autoupdateRoutes,
+  printerProxyRoutes,
+  devicePreviewRoutes,
+  reportRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {
