@@ -12,31 +12,15 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import Database from 'better-sqlite3';
 import { expectTextError, startAgent, writeConfig, type Agent, type Res } from '../helpers/agent.js';
 import { ippPrinterUnavailable, startIppPrinter, type IppPrinter } from '../helpers/ipp-printer.js';
 import { createLan, lanRequests, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../helpers/lan.js';
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../helpers/printmaster.js';
+import { connectedAgentId, serverKnowsDevice } from '../helpers/pm-agent.js';
 import { device, ndjson } from '../helpers/seed.js';
 
 const skipIpp = ippPrinterUnavailable();
 if (skipIpp) console.log(`# printer proxy tests against ippeveprinter skipped: ${skipIpp}`);
-
-/** Polls `fn` until it returns a value, for at most `ms` (progress, never a fixed sleep). */
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v !== undefined) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 function fetchDirect(port: number, path: string): Promise<{ status: number; type: string; bytes: Buffer }> {
   return new Promise((ok, fail) => {
@@ -312,9 +296,7 @@ describe('through PrintMaster\'s own central server, as its UI asks', { skip: sk
       server: { enrollment_token: pm.token, ca_file: pm.caFile },
       seed: ndjson([device('IPP-PM', { ip: '127.0.0.1', is_saved: true, manufacturer: 'Acme', model: 'LaserWriter 9000', web_ui_url: `http://127.0.0.1:${ipp.port}/` })]),
     });
-    agentId = await waitFor('enrollment', async () => pm.query<{ agent_id: string }>('SELECT agent_id FROM agents')[0]?.agent_id);
-    // The server answers 503 until the box's channel is up.
-    await waitFor('the channel', async () => ((await pm.api('GET', `/api/v1/proxy/agent/${agentId}/api/version`)).status === 200 ? true : undefined));
+    agentId = await connectedAgentId(pm);
   });
   after(async () => {
     await agent?.stop();
@@ -333,20 +315,7 @@ describe('through PrintMaster\'s own central server, as its UI asks', { skip: sk
   test('the server\'s device proxy (its "open web UI" button) shows the printer\'s page', async () => {
     // The server routes a device by the agent it has on record for it. The box's uploads may not
     // have reached this server yet (issue 31, item 1): the record is given the way the box sends it.
-    const link = new Database(join(agent.dataDir, 'printbox.db'), { readonly: true });
-    const { agent_token: token } = link.prepare('SELECT agent_token FROM server_link').get() as { agent_token: string };
-    link.close();
-    const up = await new Promise<number>((ok, fail) => {
-      const body = JSON.stringify({ agent_id: agentId, timestamp: new Date().toISOString(), devices: [{ serial: 'IPP-PM', ip: '127.0.0.1', manufacturer: 'Acme', model: 'LaserWriter 9000' }] });
-      https
-        .request(`${pm.url}/api/v1/devices/batch`, { method: 'POST', ca: readFileSync(pm.caFile), checkServerIdentity: () => undefined, headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' } }, (res) => {
-          res.resume();
-          res.on('end', () => ok(res.statusCode ?? 0));
-        })
-        .on('error', fail)
-        .end(body);
-    });
-    assert.equal(up, 200);
+    await serverKnowsDevice(pm, agent, agentId, { serial: 'IPP-PM', ip: '127.0.0.1', manufacturer: 'Acme', model: 'LaserWriter 9000' });
     const r = await pm.api('GET', '/api/v1/proxy/device/IPP-PM/');
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.match(r.text, /Branch Office/);

@@ -87,6 +87,8 @@ function request(url: string, ca: string, method: string, cookie: string, body?:
           } catch {}
           ok({ status: res.statusCode ?? 0, json, text });
         });
+        // An answer cut off mid-way is a failure, not a promise left pending.
+        res.on('close', () => res.complete || fail(new Error(`${method} ${url}: the answer was cut off`)));
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${method} ${url}: timed out`)));
