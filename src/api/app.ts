@@ -6,7 +6,7 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AgentContext } from './context.js';
 import { errorText, sendText } from './respond.js';
 import { markHead } from './head.js';
-import { admit } from '../auth/gate.js';
+import { admit, fromServerChannel } from '../auth/gate.js';
 import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
@@ -154,7 +154,10 @@ export function createHandler(ctx: AgentContext): Handler {
       req.method = 'GET';
     }
     if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
-    const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http');
+    // Over the box's own channel, a browser's Origin is the central server's page, which the server
+    // judged (its session); the box's origin has nothing to do with it (issue 31: every button of
+    // the server's UI that POSTs was refused).
+    const crossOrigin = fromServerChannel(req) ? undefined : crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http');
     if (crossOrigin) return sendText(res, 403, crossOrigin);
     router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
   };

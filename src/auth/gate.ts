@@ -38,6 +38,9 @@ export function markFromServerChannel(req: IncomingMessage): void {
   channelRequests.add(req);
 }
 
+/** Whether the central server sent this request over the box's own channel. */
+export const fromServerChannel = (req: IncomingMessage): boolean => channelRequests.has(req);
+
 function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): Principal | undefined {
   const auth = cfg.web.auth;
   if (channelRequests.has(req)) return { kind: 'proxy' };

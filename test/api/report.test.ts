@@ -148,19 +148,22 @@ describe('through PrintMaster\'s own server, as its UI asks', { skip: skipPm ?? 
     await pm?.kill();
   });
 
+  // What a browser on the server's page sends with a fetch() POST; the server passes it on.
+  const browser = () => ({ Origin: pm.url, 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Mode': 'cors' });
+
   test('the server\'s /devices/preview reaches the box and the printer', async () => {
-    const r = await pm.api('POST', '/devices/preview', { serial: PRINTER.serial, ip: PRINTER.address });
+    const r = await pm.api('POST', '/devices/preview', { serial: PRINTER.serial, ip: PRINTER.address }, browser());
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.proposed.model, 'ECOSYS P2040dw');
   });
 
   test('the server\'s /api/report and /api/report/stream answer with the box\'s report', async () => {
-    const r = await pm.api('POST', '/api/report', { issue_type: 'wrong_model', device_serial: PRINTER.serial, device_ip: PRINTER.address });
+    const r = await pm.api('POST', '/api/report', { issue_type: 'wrong_model', device_serial: PRINTER.serial, device_ip: PRINTER.address }, browser());
     assert.equal(r.status, 200, r.text);
     assert.equal(r.json.fallback, true);
     assert.equal(r.json.report.device_record.serial, PRINTER.serial);
     assert.ok(Array.isArray(r.json.report.server_logs), 'the server adds its own log to a fallback report');
-    const s = await pm.api('POST', '/api/report/stream', { issue_type: 'missing_toner', device_serial: PRINTER.serial, full_walk: true });
+    const s = await pm.api('POST', '/api/report/stream', { issue_type: 'missing_toner', device_serial: PRINTER.serial, full_walk: true }, browser());
     assert.equal(s.status, 200, s.text);
     const evs = events(s.text);
     assert.equal(evs.at(-1)!.event, 'complete', s.text.slice(-500));

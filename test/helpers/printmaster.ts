@@ -3,7 +3,8 @@
 //
 //   printmasterUnavailable()      -> null when it can run here, else why not (the binary or libsqlite3 missing)
 //   startPrintmaster()            -> a running server with a tenant and a join token (PmServer below)
-//   PmServer.api(method, path, body?) -> the server's admin API, signed in as its admin: {status, json, text}
+//   PmServer.api(method, path, body?, headers?) -> the server's admin API, signed in as its admin: {status, json, text}
+//                                    (headers: more request headers, e.g. a browser's Origin)
 //   PmServer.query(sql, ...args)  -> rows of the server's own SQLite database (read-only connection)
 //   PmServer.stop() / .start()    -> SIGTERM the process, wait for it to end / start it again on the same port
 //                                    and data (an outage); the tenant and token stay
@@ -33,7 +34,7 @@ export interface PmServer {
   dir: string;
   port: number;
   /** The server's admin API with the admin's cookie. */
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>;
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string }>;
   /** Rows from the server's own database (a fresh read-only connection each call). */
   query<T = Record<string, unknown>>(sql: string, ...args: unknown[]): T[];
   /** The server's log so far. */
@@ -64,7 +65,7 @@ function runStart(dir: string, port: number): Promise<Record<string, string>> {
   });
 }
 
-function request(url: string, ca: string, method: string, cookie: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
+function request(url: string, ca: string, method: string, cookie: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any; text: string }> {
   return new Promise((ok, fail) => {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = https.request(
@@ -73,7 +74,7 @@ function request(url: string, ca: string, method: string, cookie: string, body?:
         method,
         ca,
         checkServerIdentity: () => undefined,
-        headers: { cookie, ...(data ? { 'content-type': 'application/json', 'content-length': data.length } : {}) },
+        headers: { ...extra, cookie, ...(data ? { 'content-type': 'application/json', 'content-length': data.length } : {}) },
         timeout: 30_000,
       },
       (res) => {
@@ -139,7 +140,7 @@ export async function startPrintmaster(): Promise<PmServer> {
     tenant: vars.PM_TENANT,
     dir,
     port,
-    api: (method, path, body) => request(base + path, ca, method, cookie, body),
+    api: (method, path, body, headers) => request(base + path, ca, method, cookie, body, headers),
     query<T>(sql: string, ...args: unknown[]): T[] {
       const db = new Database(dbFile, { readonly: true, fileMustExist: true });
       try {
