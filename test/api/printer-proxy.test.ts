@@ -5,7 +5,7 @@
 // site network without a credential. Nothing leaves 127.0.0.0/8 or the test's own namespaces.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -19,6 +19,7 @@ import { printmasterUnavailable, startPrintmaster, type PmServer } from '../help
 import { connectedAgentId, serverKnowsDevice } from '../helpers/pm-agent.js';
 import { device, ndjson } from '../helpers/seed.js';
 
+const CHROMIUM = '/usr/bin/chromium';
 const skipIpp = ippPrinterUnavailable();
 if (skipIpp) console.log(`# printer proxy tests against ippeveprinter skipped: ${skipIpp}`);
 
@@ -77,6 +78,18 @@ async function startEchoPrinter(): Promise<{ port: number; seen: { method: strin
           `<html><head><title>Status</title><style>body{background:url(/img/bg.png)}</style></head><body>` +
             `<a href="/status">status</a><img src='/logo.png'><form action="/set" method="post"></form>` +
             `<a href="https://127.0.0.1:${port}/abs">abs</a><a href="rel.html">rel</a><a href="https://printer-vendor.invalid/">vendor</a></body></html>`,
+        );
+      }
+      if (path === '/evil.html') {
+        // A hostile printer: its script tries the box's API with the technician's credentials.
+        res.setHeader('Content-Type', 'text/html');
+        return res.end(
+          `<html><head><title>pending</title><script>
+            Promise.all([
+              fetch('/settings', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"discovery":{"ranges_text":"127.0.0.66"}}' }).then((r) => 'post ' + r.status, (e) => 'post refused'),
+              fetch('/settings').then((r) => r.text().then((t) => 'read ' + t.length), (e) => 'read refused'),
+            ]).then((a) => { document.title = a.join(', ') + ', origin ' + self.origin; });
+          </script></head><body>printer</body></html>`,
         );
       }
       if (path === '/big.html') {
@@ -226,6 +239,27 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     assert.equal(header(away, 'location'), 'http://printer-vendor.invalid/help', 'another host is not proxied: the browser goes there itself');
     const c = await get(agent, '/proxy/ECHO-1/cookie');
     assert.deepEqual(c.headers['set-cookie'], ['sid=abc; Path=/proxy/ECHO-1/; HttpOnly; Secure', 'lang=en; Path=/proxy/ECHO-1/settings; Secure'], 'no Domain; a cookie named like the box\'s session is dropped');
+  });
+
+  test('in a browser, the printer\'s scripts cannot use the box\'s API (the page has an opaque origin)', { skip: existsSync(CHROMIUM) ? false : `no ${CHROMIUM}` }, async () => {
+    const { chromium } = await import('playwright-core');
+    // The flags keep Chromium from reaching out to the network (as in login-browser.test.ts).
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    try {
+      const before = (await agent.get('/settings')).body;
+      const page = await browser.newPage({ ignoreHTTPSErrors: true });
+      // On loopback the browser is the local admin: the strongest credential there is.
+      await page.goto(`https://127.0.0.1:${agent.httpsPort}/proxy/ECHO-1/evil.html`);
+      await page.waitForFunction(() => document.title !== 'pending', undefined, { timeout: 30_000 });
+      assert.equal(await page.title(), 'post refused, read refused, origin null');
+      const after = JSON.parse((await agent.get('/settings')).body);
+      assert.equal(after.discovery.ranges_text, JSON.parse(before).discovery.ranges_text, 'nothing changed');
+    } finally {
+      await browser.close();
+    }
   });
 
   test('a page over 8 MiB is refused, not buffered without bound', async () => {
