@@ -92,6 +92,11 @@ async function startEchoPrinter(): Promise<{ port: number; seen: { method: strin
           </script></head><body>printer</body></html>`,
         );
       }
+      if (path === '/slow') return; // never answers (the connection stays open)
+      if (path === '/big.bin') {
+        res.setHeader('Content-Type', 'application/octet-stream');
+        return res.end(Buffer.alloc(9 * 1024 * 1024, 1));
+      }
       if (path === '/big.html') {
         res.setHeader('Content-Type', 'text/html');
         return res.end(Buffer.alloc(9 * 1024 * 1024, 'a'));
@@ -265,6 +270,17 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
   test('a page over 8 MiB is refused, not buffered without bound', async () => {
     const r = await get(agent, '/proxy/ECHO-1/big.html');
     expectTextError(r, 502, 'the printer\'s answer is over 8388608 bytes');
+  });
+
+  test('a larger file that passes through is cut off at 8 MiB', async () => {
+    await assert.rejects(get(agent, '/proxy/ECHO-1/big.bin'), /aborted|ECONNRESET|socket hang up/);
+  });
+
+  test('a printer that does not answer is given up after 25 s', async () => {
+    const started = Date.now();
+    const r = await agent.request('/proxy/ECHO-1/slow', { headers: { Accept: 'text/html' }, timeoutMs: 60_000 });
+    expectTextError(r, 502, `printer "ECHO-1" at https://127.0.0.1:${echo.port}: no answer within 25000 ms`);
+    assert.ok(Date.now() - started >= 24_000, 'not before its time');
   });
 
   test('refusals: unknown, not saved, USB, no web server, another host\'s port, the box itself', async () => {

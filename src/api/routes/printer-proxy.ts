@@ -170,10 +170,16 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
 
 function send(t: PrinterWebTarget, method: string, path: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal): Promise<IncomingMessage> {
   return new Promise((resolve, reject) => {
-    const options = { host: t.host, port: t.port, method, path, headers, signal, timeout: PRINTER_PROXY_LIMITS.connectMs, agent: false as const };
+    const options = { host: t.host, port: t.port, method, path, headers, signal, agent: false as const };
     // Printers serve self-signed certificates; this request goes to the saved printer's own address only.
     const req = t.scheme === 'https' ? https.request({ ...options, rejectUnauthorized: false }, resolve) : http.request(options, resolve);
-    req.on('timeout', () => req.destroy(new Error(`no connection within ${PRINTER_PROXY_LIMITS.connectMs} ms`)));
+    // The connection alone (an address where nothing answers); the whole answer is bounded by `signal`.
+    req.on('socket', (socket) => {
+      if (!socket.connecting) return;
+      const timer = setTimeout(() => req.destroy(new Error(`no connection within ${PRINTER_PROXY_LIMITS.connectMs} ms`)), PRINTER_PROXY_LIMITS.connectMs);
+      socket.once('connect', () => clearTimeout(timer));
+      socket.once('close', () => clearTimeout(timer));
+    });
     req.on('error', reject);
     req.end(body);
   });
