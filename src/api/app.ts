@@ -23,6 +23,9 @@ import * as uiRoutes from './routes/ui.js';
 import * as openapiRoutes from './routes/openapi.js';
 import * as backupRoutes from './routes/backup.js';
 import * as autoupdateRoutes from './routes/autoupdate.js';
+import * as printerProxyRoutes from './routes/printer-proxy.js';
+import * as devicePreviewRoutes from './routes/device-preview.js';
+import * as reportRoutes from './routes/report.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -41,6 +44,9 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   openapiRoutes,
   backupRoutes,
   autoupdateRoutes,
+  printerProxyRoutes,
+  devicePreviewRoutes,
+  reportRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {
@@ -156,6 +162,9 @@ export function createHandler(ctx: AgentContext): Handler {
       req.method = 'GET';
     }
     if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
+    // Over the box's own channel, the page is the central server's (the box's UI under its proxy
+    // prefix, or the server's own buttons): its origin is the server's, which the server judged.
+    // Cross-site requests the server relayed are still refused.
     const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http', fromServerChannel(req) ? ctx.settings.get().server.url : undefined);
     if (crossOrigin) return sendText(res, 403, crossOrigin);
     router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);

@@ -65,7 +65,8 @@ function load(): NonNullable<typeof loaded> {
   const routes = Object.keys(doc.paths).map((template) => ({
     template,
     // As tinyhttp routes: case-insensitive, an optional trailing slash.
-    re: new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+') + '/?$', 'i'),
+    // A template ending in `/*` (tinyhttp's wildcard) covers every path below it.
+    re: new RegExp('^' + template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+').replace(/\/\\\*$/, '(?:/.*)?') + '/?$', 'i'),
   }));
   loaded = { doc, ajv, routes };
   return loaded;
@@ -120,8 +121,9 @@ export function responseProblem(method: string, url: string, res: CheckedRespons
   if (Object.keys(content).length === 0) {
     return res.body.length === 0 || method === 'HEAD' ? null : `${what}: a body where the document declares none`;
   }
-  if (!(media in content)) return `${what}: media type not declared for ${key} (declared: ${Object.keys(content).join(', ')})`;
-  if (res.truncated || method === 'HEAD' || media === 'text/event-stream' || content[media].schema === undefined) return null;
+  // `*/*` declares any media type (a printer's own pages, passed through).
+  if (!(media in content) && !('*/*' in content)) return `${what}: media type not declared for ${key} (declared: ${Object.keys(content).join(', ')})`;
+  if (res.truncated || method === 'HEAD' || media === 'text/event-stream' || content[media]?.schema === undefined) return null;
   const schemaAt = at.length ? pointer(...at, 'content', media, 'schema') : pointer('paths', route.template, method.toLowerCase(), 'responses', key, 'content', media, 'schema');
   let value: unknown = res.body;
   if (media === 'application/json') {

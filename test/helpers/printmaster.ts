@@ -3,7 +3,8 @@
 //
 //   printmasterUnavailable()      -> null when it can run here, else why not (the binary or libsqlite3 missing)
 //   startPrintmaster()            -> a running server with a tenant and a join token (PmServer below)
-//   PmServer.api(method, path, body?) -> the server's admin API, signed in as its admin: {status, json, text}
+//   PmServer.api(method, path, body?, headers?) -> the server's admin API, signed in as its admin: {status, json, text}
+//                                    (headers: more request headers, e.g. a browser's Origin)
 //   PmServer.cookie               -> that admin session's Cookie header (for a browser)
 //   PmServer.query(sql, ...args)  -> rows of the server's own SQLite database (read-only connection)
 //   PmServer.stop() / .start()    -> SIGTERM the process, wait for it to end / start it again on the same port
@@ -36,7 +37,7 @@ export interface PmServer {
   /** The admin session's Cookie header ("name=value; ..."). */
   cookie: string;
   /** The server's admin API with the admin's cookie. */
-  api(method: string, path: string, body?: unknown): Promise<{ status: number; json: any; text: string }>;
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; json: any; text: string }>;
   /** Rows from the server's own database (a fresh read-only connection each call). */
   query<T = Record<string, unknown>>(sql: string, ...args: unknown[]): T[];
   /** The server's log so far. */
@@ -67,7 +68,7 @@ function runStart(dir: string, port: number): Promise<Record<string, string>> {
   });
 }
 
-function request(url: string, ca: string, method: string, cookie: string, body?: unknown): Promise<{ status: number; json: any; text: string }> {
+function request(url: string, ca: string, method: string, cookie: string, body?: unknown, extra: Record<string, string> = {}): Promise<{ status: number; json: any; text: string }> {
   return new Promise((ok, fail) => {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const req = https.request(
@@ -76,7 +77,7 @@ function request(url: string, ca: string, method: string, cookie: string, body?:
         method,
         ca,
         checkServerIdentity: () => undefined,
-        headers: { cookie, ...(data ? { 'content-type': 'application/json', 'content-length': data.length } : {}) },
+        headers: { ...extra, cookie, ...(data ? { 'content-type': 'application/json', 'content-length': data.length } : {}) },
         timeout: 30_000,
       },
       (res) => {
@@ -90,6 +91,8 @@ function request(url: string, ca: string, method: string, cookie: string, body?:
           } catch {}
           ok({ status: res.statusCode ?? 0, json, text });
         });
+        // An answer cut off mid-way is a failure, not a promise left pending.
+        res.on('close', () => res.complete || fail(new Error(`${method} ${url}: the answer was cut off`)));
       },
     );
     req.on('timeout', () => req.destroy(new Error(`${method} ${url}: timed out`)));
@@ -141,7 +144,7 @@ export async function startPrintmaster(): Promise<PmServer> {
     dir,
     port,
     cookie,
-    api: (method, path, body) => request(base + path, ca, method, cookie, body),
+    api: (method, path, body, headers) => request(base + path, ca, method, cookie, body, headers),
     query<T>(sql: string, ...args: unknown[]): T[] {
       const db = new Database(dbFile, { readonly: true, fileMustExist: true });
       try {
