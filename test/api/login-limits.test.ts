@@ -52,8 +52,8 @@ const count = (rs: LanResponse[], status: number) => rs.filter((r) => r.status =
 
 describe('sign-in limits against hosts on the site network', { skip: skip ?? false }, () => {
   let lan: Lan;
-  let box: BoxAgent;
-  let adminDevice = ''; // the device cookie onboarding gave the technician's browser, for admin
+  let box: BoxAgent; // its accounts made with the CLI
+  let fresh: BoxAgent; // no account yet: onboarding
   const port = () => box.config.httpsPort;
   const from = (address: string, reqs: LanRequest[]) => lanRequests(lan, address, port(), reqs);
 
@@ -61,18 +61,25 @@ describe('sign-in limits against hosts on the site network', { skip: skip ?? fal
     lan = createLan();
     addLaptopAddresses(lan, [...SETUP_ATTACKERS, TIMING, BURSTER, OTHER_USER, TECH, ...LOCKERS]);
     const config = await writeConfig({ authMode: 'password', allowLocalAdmin: false, listenAddress: '0.0.0.0' });
-    box = await startAgentInBox(lan, { config });
+    for (const [user, pw] of Object.entries({ ...PW, admin: ADMIN_PW })) {
+      const r = await runCli(['passwd', user], { configPath: config.configPath, input: pw + '\n' });
+      assert.equal(r.code, 0, r.stderr);
+    }
+    [box, fresh] = await Promise.all([
+      startAgentInBox(lan, { config, readyTimeoutMs: 90_000 }),
+      startAgentInBox(lan, { authMode: 'password', allowLocalAdmin: false, readyTimeoutMs: 90_000 }),
+    ]);
   });
   after(async () => {
-    await box?.stop();
+    await Promise.all([box?.stop(), fresh?.stop()]);
     lan?.destroy();
   });
 
   test('onboarding: the right setup code gets in while four other hosts send wrong codes', async () => {
-    const code = readFileSync(join(box.config.dataDir, 'setup-code'), 'utf8').trim();
+    const code = readFileSync(join(fresh.config.dataDir, 'setup-code'), 'utf8').trim();
     const wrong = (address: string, i: number) =>
       post('/api/v1/auth/setup', { setup_code: `AAAA-BBBB-${String(1000 + i)}`, username: 'admin', password: 'attacker pw 123' }, address);
-    const attack = (n: number) => lanBurst(lan, port(), SETUP_ATTACKERS.flatMap((a) => Array.from({ length: n }, (_, i) => wrong(a, i))));
+    const attack = (n: number) => lanBurst(lan, fresh.config.httpsPort, SETUP_ATTACKERS.flatMap((a) => Array.from({ length: n }, (_, i) => wrong(a, i))));
     const first = await attack(12);
     for (const a of SETUP_ATTACKERS) {
       const mine = first.filter((_, i) => SETUP_ATTACKERS[Math.floor(i / 12)] === a);
@@ -83,17 +90,10 @@ describe('sign-in limits against hosts on the site network', { skip: skip ?? fal
     // Every attacker is locked out now; the technician, from another host, is not.
     const [, [made]] = await Promise.all([
       attack(6),
-      from(lan.laptop, [post('/api/v1/auth/setup', { setup_code: code, username: 'admin', password: ADMIN_PW })]),
+      lanRequests(lan, lan.laptop, fresh.config.httpsPort, [post('/api/v1/auth/setup', { setup_code: code, username: 'admin', password: ADMIN_PW })]),
     ]);
     assert.equal(made.status, 201, show(made));
-    const device = cookieOf(made, 'pm_agent_device');
-    assert.ok(device && cookieOf(made, 'pm_agent_session'), 'a session and a device cookie');
-    adminDevice = device.pair;
-    // The accounts the next tests use.
-    for (const [user, pw] of Object.entries(PW)) {
-      const r = await runCli(['passwd', user], { configPath: box.config.configPath, input: pw + '\n' });
-      assert.equal(r.code, 0, r.stderr);
-    }
+    assert.ok(cookieOf(made, 'pm_agent_device') && cookieOf(made, 'pm_agent_session'), 'a session and a device cookie');
   });
 
   test('an unknown user name costs what a wrong password costs (medians within a factor of 2)', async () => {
@@ -150,8 +150,10 @@ describe('sign-in limits against hosts on the site network', { skip: skip ?? fal
   });
 
   test('hosts locking the account out do not lock out a technician whose browser signed in before', async () => {
-    const [first] = await from(TECH, [login('tech', PW.tech)]);
+    const [first, admin] = await from(TECH, [login('tech', PW.tech), login('admin', ADMIN_PW)]);
     assert.equal(first.status, 200, show(first));
+    assert.equal(admin.status, 200, show(admin));
+    const adminDevice = cookieOf(admin, 'pm_agent_device')?.pair;
     const device = cookieOf(first, 'pm_agent_device')!;
     assert.ok(device, 'a device cookie is given at sign-in');
     assert.equal(device.attrs.get('path'), '/api/v1/auth');
