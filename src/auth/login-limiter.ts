@@ -1,9 +1,10 @@
 // Bounds credential guessing (decisions.md, Auth; docs/api.md, Authentication). An attempt is
 // counted against its keys when it STARTS, as if it were going to fail: an attempt still being
 // checked holds its place, so a burst of concurrent requests gets no more checks than one request
-// after another would. A success clears the keys it was counted on. After FREE_FAILURES, each
-// further attempt locks its keys for a delay that doubles (1 s, 2 s, 4 s ... 15 min); a locked key
-// answers 429 with Retry-After before anything is checked.
+// after another would. A success clears the keys it was counted on. From the FREE_FAILURES-th
+// attempt on, a key is locked while that attempt runs and, once it has failed, for a delay that
+// doubles (1 s, 2 s, 4 s ... 15 min) from its end; a locked key answers 429 with Retry-After
+// before anything is checked.
 //
 // Which keys an attempt is counted on decides who can be locked out by whom (signInKeys below):
 // a client holding a device cookie for the account (device-cookie.ts) is counted on that cookie
@@ -20,9 +21,13 @@ const MAX_KEYS = 10_000;
 
 interface Entry {
   attempts: number;
+  /** Attempts started and not yet ended. */
+  running: number;
   lockedUntil: number;
   lastAttempt: number;
 }
+
+const delayMs = (attempts: number) => Math.min(MAX_DELAY_MS, 1000 * 2 ** (attempts - FREE_FAILURES));
 
 /** A counted attempt: tell the limiter how it ended. */
 export interface Attempt {
@@ -47,7 +52,9 @@ export class LoginLimiter {
     let until = 0;
     let key = '';
     for (const k of keys) {
-      const lockedUntil = this.live(k, t)?.lockedUntil ?? 0;
+      const e = this.live(k, t);
+      // An attempt past the free ones still running: locked until it ends, then for its delay.
+      const lockedUntil = e ? Math.max(e.lockedUntil, e.attempts >= FREE_FAILURES && e.running > 0 ? t + delayMs(e.attempts) : 0) : 0;
       // Ties go to the later key: the account's lock is the one worth naming.
       if (lockedUntil > t && lockedUntil >= until) [until, key] = [lockedUntil, k];
     }
@@ -60,8 +67,8 @@ export class LoginLimiter {
   }
 
   /**
-   * Starts an attempt: refused when a key is locked; otherwise counted on every key now (locking
-   * a key that reaches FREE_FAILURES) and returned for its outcome.
+   * Starts an attempt: refused when a key is locked; otherwise counted on every key now (a key
+   * that reaches FREE_FAILURES is locked while it runs) and returned for its outcome.
    */
   begin(keys: string[]): Attempt | Refusal {
     const refusal = this.check(keys);
@@ -69,30 +76,39 @@ export class LoginLimiter {
     const t = this.now();
     let worst = 0;
     for (const k of keys) {
-      const e = this.live(k, t) ?? { attempts: 0, lockedUntil: 0, lastAttempt: t };
+      const e = this.live(k, t) ?? { attempts: 0, running: 0, lockedUntil: 0, lastAttempt: t };
       e.attempts++;
+      e.running++;
       e.lastAttempt = t;
-      if (e.attempts >= FREE_FAILURES) e.lockedUntil = t + Math.min(MAX_DELAY_MS, 1000 * 2 ** (e.attempts - FREE_FAILURES));
       this.entries.delete(k); // re-insert: Map order is then oldest attempt first
       this.entries.set(k, e);
       worst = Math.max(worst, e.attempts);
     }
     while (this.entries.size > MAX_KEYS) this.entries.delete(this.entries.keys().next().value as string);
-    return {
-      succeeded: () => this.succeeded(keys),
-      failed: () => worst,
-      abandoned: () => this.takeBack(keys),
+    let ended = false;
+    const end = (how: (e: Entry, t: number) => void) => {
+      if (ended) return;
+      ended = true;
+      const t = this.now();
+      for (const k of keys) {
+        const e = this.entries.get(k);
+        if (!e) continue; // cleared by a success meanwhile, or forgotten
+        e.running = Math.max(0, e.running - 1);
+        how(e, t);
+      }
     };
-  }
-
-  private takeBack(keys: string[]): void {
-    for (const k of keys) {
-      const e = this.entries.get(k);
-      if (!e) continue;
-      e.attempts = Math.max(0, e.attempts - 1);
-      // Below the free count no lock can be owed; at or above it the lock stands (it may be another attempt's).
-      if (e.attempts < FREE_FAILURES) e.lockedUntil = 0;
-    }
+    return {
+      succeeded: () => {
+        ended = true;
+        this.succeeded(keys);
+      },
+      failed: () => {
+        // The lock runs from the failure's end: a slow check does not eat its delay.
+        end((e, t) => e.attempts >= FREE_FAILURES && (e.lockedUntil = Math.max(e.lockedUntil, t + delayMs(e.attempts))));
+        return worst;
+      },
+      abandoned: () => end((e) => (e.attempts = Math.max(0, e.attempts - 1))),
+    };
   }
 
   /** Clears the keys (a right credential). */
