@@ -75,8 +75,10 @@ export class LoginLimiter {
     if (refusal.wait > 0) return refusal;
     const t = this.now();
     let worst = 0;
+    const counted: [string, Entry][] = [];
     for (const k of keys) {
       const e = this.live(k, t) ?? { attempts: 0, running: 0, lockedUntil: 0, lastAttempt: t };
+      counted.push([k, e]);
       e.attempts++;
       e.running++;
       e.lastAttempt = t;
@@ -90,9 +92,8 @@ export class LoginLimiter {
       if (ended) return;
       ended = true;
       const t = this.now();
-      for (const k of keys) {
-        const e = this.entries.get(k);
-        if (!e) continue; // cleared by a success meanwhile, or forgotten
+      for (const [k, e] of counted) {
+        if (this.entries.get(k) !== e) continue; // cleared by a success meanwhile, or forgotten
         e.running = Math.max(0, e.running - 1);
         how(e, t);
       }

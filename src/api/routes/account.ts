@@ -45,9 +45,19 @@ export function register(app: App, ctx: AgentContext): void {
     // The code is checked before the password is hashed: a wrong one costs the box no scrypt.
     const stored = ctx.accounts.setupCodeHash();
     if (!stored || !timingSafeEqual(Buffer.from(hashSetupCode(code)), Buffer.from(stored))) return refuse();
-    const hash = await ctx.hashQueue.run(client, false, () => hashPassword(password));
+    const hash = await ctx.hashQueue.run(client, false, () => hashPassword(password)).catch((err: unknown) => {
+      attempt.abandoned();
+      throw err;
+    });
     // Checked again, with the account's creation, in one transaction.
-    if (!ctx.accounts.createFirstAccount(code, username, hash)) return refuse();
+    let created: boolean;
+    try {
+      created = ctx.accounts.createFirstAccount(code, username, hash);
+    } catch (err) {
+      attempt.abandoned(); // not stored (507, 503): nothing was decided
+      throw err;
+    }
+    if (!created) return refuse();
     attempt.succeeded();
     removeSetupCodeFile(ctx.config.data_dir);
     ctx.log.warn({ user: username, client }, 'first account created with the setup code');
@@ -72,9 +82,14 @@ export function register(app: App, ctx: AgentContext): void {
     const attempt = beginAttempt(ctx, res, [sessionKey(cookieValue(req, SESSION_COOKIE) ?? '')], { proved: true });
     if (!attempt) return;
     const account = ctx.accounts.get(user);
-    const hash = await ctx.hashQueue.run(ctx.facts.clientAddress(req), true, async () =>
-      account && (await verifyPassword(current, account.password_hash)) ? hashPassword(next) : undefined,
-    );
+    const hash = await ctx.hashQueue
+      .run(ctx.facts.clientAddress(req), true, async () =>
+        account && (await verifyPassword(current, account.password_hash)) ? hashPassword(next) : undefined,
+      )
+      .catch((err: unknown) => {
+        attempt.abandoned();
+        throw err;
+      });
     if (!hash) {
       countFailure(ctx, req, attempt, `password change ${user}`);
       return sendText(res, 401, 'current_password is wrong');

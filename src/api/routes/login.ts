@@ -138,9 +138,12 @@ export function register(app: App, ctx: AgentContext): void {
     if (mode === 'password') {
       const account = ctx.accounts.get(username);
       // An unknown name is checked against a real hash too: it costs what a wrong password costs.
-      const ok = await ctx.hashQueue.run(client, Boolean(device), async () =>
-        verifyPassword(password, account?.password_hash ?? (await dummyHash())),
-      );
+      const ok = await ctx.hashQueue
+        .run(client, Boolean(device), async () => verifyPassword(password, account?.password_hash ?? (await dummyHash())))
+        .catch((err: unknown) => {
+          attempt.abandoned(); // nothing was decided: the key must not stay held
+          throw err;
+        });
       if (!ok || !account) {
         countFailure(ctx, req, attempt, `login ${username}`);
         return sendText(res, 401, 'invalid credentials');
