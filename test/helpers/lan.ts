@@ -19,7 +19,8 @@
 //   lanBurst(lan, port, reqs)                -> ONE child in the laptop namespace sends every request AT ONCE, each on its own
 //                                               TLS connection from its own `from` (default lan.laptop); a request with
 //                                               `afterWritten` starts when every request before it has been written. Each
-//                                               response carries `ms`: from its connect to its answer.
+//                                               response carries `ms`: from its connect to its answer (`tlsMs`: to the
+//                                               end of its TLS handshake).
 //   addLaptopAddresses(lan, addrs)           -> more addresses (198.18.7.x) for the laptop namespace: more attacking hosts.
 // Requests are written by hand on a raw TLS socket: `METHOD <path> HTTP/1.1`, `path` exactly as given
 // (e.g. '//settings', '/%2Fsettings', 'https://198.18.7.1:8443/settings'), then Host (unless given),
@@ -62,6 +63,8 @@ export interface LanResponse {
   truncated?: boolean;
   /** Milliseconds from the connect to the answer. */
   ms?: number;
+  /** Milliseconds from the connect to the end of the TLS handshake. */
+  tlsMs?: number;
 }
 
 export interface BoxAgent {
@@ -232,6 +235,7 @@ function one(r, onWritten = () => {}) {
   return new Promise((resolve) => {
     let buf = Buffer.alloc(0);
     let finished = false;
+    let tlsMs;
     const sock = tls.connect({ host: cfg.host, port: cfg.port, localAddress: r.from ?? cfg.localAddress, rejectUnauthorized: false });
     const finish = (p) => {
       if (finished) return;
@@ -239,10 +243,13 @@ function one(r, onWritten = () => {}) {
       clearTimeout(timer);
       sock.destroy();
       onWritten();
-      resolve({ ...(p.res ?? { status: 0, headers: {}, body: p.error }), ms: Math.round(performance.now() - t0) });
+      resolve({ ...(p.res ?? { status: 0, headers: {}, body: p.error }), ms: Math.round(performance.now() - t0), tlsMs });
     };
     const timer = setTimeout(() => finish({ error: 'request timed out after ' + cfg.timeoutMs + ' ms' }), cfg.timeoutMs);
-    sock.on('secureConnect', () => sock.write(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body]), () => onWritten()));
+    sock.on('secureConnect', () => {
+      tlsMs = Math.round(performance.now() - t0);
+      sock.write(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body]), () => onWritten());
+    });
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
       const p = parse(buf, false, method.toUpperCase());
