@@ -6,7 +6,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { LoginLimiter, isRefusal, limiterKeys, setupKeys, signInKeys, type Attempt } from '../../src/auth/login-limiter.js';
 import { HashQueue } from '../../src/auth/hash-queue.js';
-import { DeviceCookies } from '../../src/auth/device-cookie.js';
+import { DeviceCookies, deviceSecretPath, loadDeviceSecret } from '../../src/auth/device-cookie.js';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { dummyHash, hashPassword } from '../../src/auth/passwords.js';
 
 const HOUR = 3_600_000;
@@ -131,4 +134,23 @@ test('the dummy hash for unknown names is a real hash with the parameters of rea
   const shape = (h: string) => h.split('$').map((p, i) => (i < 4 ? p : p.length));
   assert.deepEqual(shape(await dummyHash()), shape(await hashPassword('any password')));
   assert.equal(await dummyHash(), await dummyHash(), 'made once');
+});
+
+test('the device cookie secret: made once in the data directory (0600), kept across restarts, in memory when it cannot be written', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'printbox-device-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const problems: unknown[] = [];
+  const first = loadDeviceSecret(dir, (e) => problems.push(e));
+  assert.equal(first.length, 32);
+  assert.equal(statSync(deviceSecretPath(dir)).mode & 0o777, 0o600);
+  assert.deepEqual(loadDeviceSecret(dir, (e) => problems.push(e)), first, 'the same secret after a restart');
+  writeFileSync(deviceSecretPath(dir), 'short\n');
+  assert.notDeepEqual(loadDeviceSecret(dir, (e) => problems.push(e)), first, 'a damaged secret is replaced');
+  assert.equal(problems.length, 0);
+  // A data directory that is not one (even root cannot write there).
+  const notDir = join(dir, 'a-file');
+  writeFileSync(notDir, '');
+  const kept = loadDeviceSecret(notDir, (e) => problems.push(e));
+  assert.equal(kept.length, 32);
+  assert.equal(problems.length, 1, 'kept in memory, said once');
 });
