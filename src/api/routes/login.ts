@@ -1,6 +1,7 @@
 // Signing in (decisions.md, Auth). Password mode checks local accounts; server mode checks the
 // person's credentials against the central server and issues the agent's own session cookie,
-// never the server's token. Both are rate-limited per client address and per account name.
+// never the server's token. Both count attempts when they start, per client address and account
+// name, or per device cookie (auth/login-limiter.ts).
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
