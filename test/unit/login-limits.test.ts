@@ -83,7 +83,7 @@ test('a device key is limited on its own failures: the account locked by others 
   assert.deepEqual(setupKeys('10.0.0.1'), ['setup:10.0.0.1']);
 });
 
-test('hash queue: two at a time, addresses served in turn, proved clients first, waiting bounded', async () => {
+test('hash queue: two at a time, the address with the least running and the oldest turn next, proved clients first, waiting bounded', async () => {
   const q = new HashQueue(2, 6, 4);
   const order: string[] = [];
   const gates: (() => void)[] = [];
@@ -107,8 +107,27 @@ test('hash queue: two at a time, addresses served in turn, proved clients first,
   }
   while (gates.length) gates.shift()!();
   await Promise.all(done);
-  assert.deepEqual(order, ['A0', 'A1', 'P0', 'A2', 'B0', 'A3', 'A4']);
+  assert.deepEqual(order, ['A0', 'A1', 'P0', 'B0', 'A2', 'A3', 'A4']);
   assert.deepEqual(q.load(), { running: 0, waiting: 0 });
+});
+
+test('hash queue: a sign-in from an address with nothing running waits for one hash only, however much another has queued', async () => {
+  const q = new HashQueue(2, 32, 24);
+  const order: string[] = [];
+  const gates = new Map<string, () => void>();
+  const job = (name: string) => () => new Promise<void>((r) => (order.push(name), gates.set(name, r)));
+  const done = [0, 1, 2, 3, 4].map((i) => q.run('burst', false, job(`A${i}`)));
+  done.push(q.run('user', false, job('B0')));
+  gates.get('A0')!();
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(order, ['A0', 'A1', 'B0'], 'B0 goes before the burst\'s third hash');
+  for (let i = 0; order.length < 6 && i < 20; i++) {
+    for (const [name, open] of gates) if (name !== 'A0') open();
+    await new Promise((r) => setImmediate(r));
+  }
+  for (const open of gates.values()) open();
+  await Promise.all(done);
+  assert.equal(order.length, 6);
 });
 
 test('device cookies: genuine ones name their device; forged, foreign, stale or malformed ones nothing', () => {
