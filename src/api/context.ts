@@ -7,6 +7,8 @@ import type { MetricsStore } from '../store/metrics.js';
 import type { SessionStore } from '../auth/sessions.js';
 import type { RequestFacts } from '../auth/request-facts.js';
 import type { LoginLimiter } from '../auth/login-limiter.js';
+import type { HashQueue } from '../auth/hash-queue.js';
+import type { DeviceCookies } from '../auth/device-cookie.js';
 import type { AccountStore } from '../store/accounts.js';
 import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
@@ -27,6 +29,9 @@ export interface AgentContext {
   facts: RequestFacts;
   accounts: AccountStore;
   loginLimiter: LoginLimiter;
+  /** Every password hash a request needs goes through it (bounded, fair per address). */
+  hashQueue: HashQueue;
+  deviceCookies: DeviceCookies;
   events: EventBus;
   settings: SettingsStore;
   discovery: DiscoveryService;

@@ -34,6 +34,17 @@ export async function hashPassword(password: string): Promise<string> {
   return ['scrypt', LOG2_N, R, P, salt.toString('base64url'), key.toString('base64url')].join('$');
 }
 
+let dummy: Promise<string> | undefined;
+/**
+ * The hash verified when the account does not exist, so that a wrong name costs what a wrong
+ * password costs: a real hash (same parameters, made at first use) of a random password nobody
+ * knows. A malformed one would be refused before scrypt runs, and answer at once.
+ */
+export function dummyHash(): Promise<string> {
+  dummy ??= hashPassword(randomBytes(24).toString('base64url'));
+  return dummy;
+}
+
 /** True when the password matches the stored hash; false for a wrong password or a malformed hash. */
 export async function verifyPassword(password: string, stored: string): Promise<boolean> {
   const parts = stored.split('$');

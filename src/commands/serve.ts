@@ -12,6 +12,9 @@ import { SessionStore } from '../auth/sessions.js';
 import { createHandler } from '../api/app.js';
 import { RequestFacts } from '../auth/request-facts.js';
 import { LoginLimiter } from '../auth/login-limiter.js';
+import { HashQueue } from '../auth/hash-queue.js';
+import { DeviceCookies, loadDeviceSecret } from '../auth/device-cookie.js';
+import { dummyHash } from '../auth/passwords.js';
 import { ensureSetupCode, setupCodePath } from '../auth/setup-code.js';
 import { AccountStore } from '../store/accounts.js';
 import type { AgentContext } from '../api/context.js';
@@ -92,8 +95,16 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   );
   const accounts = new AccountStore(db);
   const loginLimiter = new LoginLimiter();
+  const hashQueue = new HashQueue();
+  const deviceCookies = new DeviceCookies(
+    loadDeviceSecret(config.data_dir, (err) =>
+      log.warn({ err: (err as Error).message }, 'device cookie secret kept in memory only: device cookies count until the next restart'),
+    ),
+  );
+  void dummyHash(); // made now, so the first unknown name costs no more than later ones
   const ctx: AgentContext = {
-    config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, events, settings, discovery, storage, now,
+    config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, hashQueue, deviceCookies, events, settings, discovery,
+    storage, now,
   };
   try {
     if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {

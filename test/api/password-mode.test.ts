@@ -116,7 +116,7 @@ describe('password mode', () => {
     for (let i = 0; i < 5; i++) expectTextError(await login('admin', `guess ${i}`), 401, 'invalid credentials');
     const locked = await login('admin', 'second password');
     assert.equal(locked.status, 429, locked.body);
-    assert.match(locked.body, /^too many failed attempts: try again in \d+ s\n$/);
+    assert.match(locked.body, /^too many failed attempts for this account \(a browser that has signed in to it here before is not held back\): try again in \d+ s\n$/);
     const wait = Number(locked.headers['retry-after']);
     assert.ok(wait >= 1, `Retry-After ${locked.headers['retry-after']}`);
     assert.equal(session(locked), undefined, 'no session while locked, even with the right password');

@@ -18,6 +18,12 @@
 //   lanRequests(lan, from, port, reqs)       -> ONE child in the laptop namespace sends every request in order, each on a
 //                                               fresh TLS connection (certificate not checked) to https://198.18.7.1:port,
 //                                               bound to local address `from`. lanRequest(...) does one.
+//   lanBurst(lan, port, reqs)                -> ONE child in the laptop namespace sends every request AT ONCE, each on its own
+//                                               TLS connection from its own `from` (default lan.laptop); a request with
+//                                               `afterWritten` starts when every request before it has been written. Each
+//                                               response carries `ms`: from its connect to its answer (`tlsMs`: to the
+//                                               end of its TLS handshake).
+//   addLaptopAddresses(lan, addrs)           -> more addresses (198.18.7.x) for the laptop namespace: more attacking hosts.
 // Requests are written by hand on a raw TLS socket: `METHOD <path> HTTP/1.1`, `path` exactly as given
 // (e.g. '//settings', '/%2Fsettings', 'https://198.18.7.1:8443/settings'), then Host (unless given),
 // Connection: close (unless given), the given headers in order, Content-Length when a body is given
@@ -45,6 +51,10 @@ export interface LanRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** lanBurst: the laptop address it is sent from. */
+  from?: string;
+  /** lanBurst: started once every request before it in the list has been written. */
+  afterWritten?: boolean;
 }
 
 export interface LanResponse {
@@ -53,6 +63,10 @@ export interface LanResponse {
   body: string;
   /** The body was longer than the 4 KiB kept. */
   truncated?: boolean;
+  /** Milliseconds from the connect to the answer. */
+  ms?: number;
+  /** Milliseconds from the connect to the end of the TLS handshake. */
+  tlsMs?: number;
 }
 
 export interface BoxAgent {
@@ -207,7 +221,8 @@ function parse(buf, closed, method) {
   }
 }
 
-function one(r) {
+function one(r, onWritten = () => {}) {
+  const t0 = performance.now();
   const method = r.method ?? 'GET';
   const given = new Set(Object.keys(r.headers ?? {}).map((h) => h.toLowerCase()));
   let head = method + ' ' + r.path + ' HTTP/1.1\r\n';
@@ -222,16 +237,21 @@ function one(r) {
   return new Promise((resolve) => {
     let buf = Buffer.alloc(0);
     let finished = false;
-    const sock = tls.connect({ host: cfg.host, port: cfg.port, localAddress: cfg.localAddress, rejectUnauthorized: false });
+    let tlsMs;
+    const sock = tls.connect({ host: cfg.host, port: cfg.port, localAddress: r.from ?? cfg.localAddress, rejectUnauthorized: false });
     const finish = (p) => {
       if (finished) return;
       finished = true;
       clearTimeout(timer);
       sock.destroy();
-      resolve(p.res ?? { status: 0, headers: {}, body: p.error });
+      onWritten();
+      resolve({ ...(p.res ?? { status: 0, headers: {}, body: p.error }), ms: Math.round(performance.now() - t0), tlsMs });
     };
     const timer = setTimeout(() => finish({ error: 'request timed out after ' + cfg.timeoutMs + ' ms' }), cfg.timeoutMs);
-    sock.on('secureConnect', () => sock.write(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body])));
+    sock.on('secureConnect', () => {
+      tlsMs = Math.round(performance.now() - t0);
+      sock.write(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body]), () => onWritten());
+    });
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
       const p = parse(buf, false, method.toUpperCase());
@@ -244,11 +264,20 @@ function one(r) {
 }
 
 const out = [];
-for (const r of cfg.requests) out.push(await one(r));
+if (cfg.concurrent) {
+  const written = [];
+  const pending = cfg.requests.map((r, i) => {
+    let mark;
+    written.push(new Promise((res) => (mark = res)));
+    const start = r.afterWritten ? Promise.all(written.slice(0, i)) : Promise.resolve();
+    return start.then(() => one(r, mark));
+  });
+  out.push(...(await Promise.all(pending)));
+} else for (const r of cfg.requests) out.push(await one(r));
 process.stdout.write(JSON.stringify(out) + '\n');
 `;
 
-function runClient(ns: string, host: string, localAddress: string | undefined, port: number, requests: LanRequest[], timeoutMs = REQUEST_TIMEOUT_MS): Promise<LanResponse[]> {
+function runClient(ns: string, host: string, localAddress: string | undefined, port: number, requests: LanRequest[], timeoutMs = REQUEST_TIMEOUT_MS, concurrent = false): Promise<LanResponse[]> {
   return new Promise((resolve, reject) => {
     const p = spawn('ip', ['netns', 'exec', ns, process.execPath, '--input-type=module', '-e', CLIENT], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
@@ -273,13 +302,27 @@ function runClient(ns: string, host: string, localAddress: string | undefined, p
       }
       resolve(responses);
     });
-    p.stdin!.end(JSON.stringify({ host, port, localAddress, timeoutMs, requests }));
+    p.stdin!.end(JSON.stringify({ host, port, localAddress, timeoutMs, requests, concurrent }));
   });
 }
 
 /** Sends the requests in order from `fromAddress` (lan.laptop or lan.proxyLaptop) to https://198.18.7.1:port. */
 export function lanRequests(lan: Lan, fromAddress: string, port: number, requests: LanRequest[]): Promise<LanResponse[]> {
   return runClient(lan.laptopNs, lan.boxAddress, fromAddress, port, requests);
+}
+
+/** Sends the requests all at once (see the API above), each from its own `from` (default lan.laptop). */
+export function lanBurst(lan: Lan, port: number, requests: LanRequest[]): Promise<LanResponse[]> {
+  return runClient(lan.laptopNs, lan.boxAddress, lan.laptop, port, requests, REQUEST_TIMEOUT_MS, true);
+}
+
+/** Adds addresses (in 198.18.7.0/24, not .1 to .3) to the laptop namespace: more hosts on the site network. */
+export function addLaptopAddresses(lan: Lan, addresses: string[]): void {
+  for (const a of addresses) {
+    if (!/^198\.18\.7\.(\d+)$/.test(a) || ['198.18.7.1', lan.laptop, lan.proxyLaptop].includes(a)) throw new Error(`not a free test address: ${a}`);
+    const r = ip('-n', lan.laptopNs, 'addr', 'add', `${a}/24`, 'dev', `pbxl${lan.tag}`);
+    if (!r.ok) throw new Error(`ip addr add ${a}: ${r.err}`);
+  }
 }
 
 export async function lanRequest(lan: Lan, fromAddress: string, port: number, req: LanRequest | string): Promise<LanResponse> {

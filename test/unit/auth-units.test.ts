@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkRequestTarget } from '../../src/web/request-target.js';
-import { LoginLimiter } from '../../src/auth/login-limiter.js';
+import { LoginLimiter, isRefusal } from '../../src/auth/login-limiter.js';
 import { SessionStore, SESSION_MAX_MS } from '../../src/auth/sessions.js';
 import { compileTrust } from '../../src/auth/request-facts.js';
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js';
@@ -24,25 +24,34 @@ test('request targets: canonical paths pass, every other spelling is refused', (
   }
 });
 
-test('login limiter: five free failures, then a doubling lock per key; success clears it', () => {
+test('login limiter: five free attempts, then a doubling lock per key; success clears it', () => {
   let t = 0;
   const l = new LoginLimiter(() => t);
   const keys = ['addr:a', 'user:u'];
+  const fail = () => {
+    const a = l.begin(keys);
+    assert.ok(!isRefusal(a), 'admitted');
+    return a.failed();
+  };
   for (let i = 1; i <= 4; i++) {
-    assert.equal(l.failed(keys), i);
+    assert.equal(fail(), i);
     assert.equal(l.retryAfter(keys), 0);
   }
-  l.failed(keys);
+  fail();
   assert.equal(l.retryAfter(keys), 1);
+  assert.deepEqual(l.begin(keys), { wait: 1, key: 'user:u' }, 'a locked key refuses before anything is counted');
   assert.equal(l.retryAfter(['user:u']), 1, 'the account is locked for every address');
   assert.equal(l.retryAfter(['addr:b', 'user:v']), 0, 'others are not');
   t += 1000;
-  l.failed(keys);
+  fail();
   assert.equal(l.retryAfter(keys), 2);
   t += 2000;
-  l.failed(keys);
+  fail();
   assert.equal(l.retryAfter(keys), 4);
-  for (let i = 0; i < 20; i++) l.failed(keys);
+  for (let i = 0; i < 20; i++) {
+    t += 15 * 60_000;
+    fail();
+  }
   assert.equal(l.retryAfter(keys), 15 * 60, 'capped at 15 minutes');
   l.succeeded(keys);
   assert.equal(l.retryAfter(keys), 0);

@@ -5,15 +5,19 @@ import type { AgentContext } from '../context.js';
 import { readStringFields } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { hashPassword, passwordProblem, verifyPassword } from '../../auth/passwords.js';
-import { usernameProblem } from '../../store/accounts.js';
+import { hashSetupCode, usernameProblem } from '../../store/accounts.js';
 import { removeSetupCodeFile } from '../../auth/setup-code.js';
-import { limiterKeys } from '../../auth/login-limiter.js';
+import { setupKeys } from '../../auth/login-limiter.js';
 import { principalOf } from '../../auth/gate.js';
 import { SESSION_COOKIE } from '../../auth/sessions.js';
 import { cookieValue } from '../../auth/request-facts.js';
 import { startSession } from '../../auth/session-cookie.js';
-import { countFailure, withinLimit } from './login.js';
+import { beginAttempt, countFailure } from './login.js';
 import { formatTime } from '../../model/time.js';
+import { createHash, timingSafeEqual } from 'node:crypto';
+
+/** A key per session (its token's hash, never the token): a signed-in user is limited on their own failures. */
+const sessionKey = (token: string): string => `session:${createHash('sha256').update(token).digest('base64url').slice(0, 22)}`;
 
 export function register(app: App, ctx: AgentContext): void {
   const passwordMode = () => ctx.config.web.auth.mode === 'password';
@@ -27,18 +31,38 @@ export function register(app: App, ctx: AgentContext): void {
     const { setup_code: code, username, password } = form;
     const problem = usernameProblem(username) ?? passwordProblem(password);
     if (problem) return sendText(res, 400, problem);
-    const keys = limiterKeys(ctx.facts.clientAddress(req), '(setup code)');
-    if (!withinLimit(ctx, res, keys)) return;
-    const hash = await hashPassword(password);
-    if (!ctx.accounts.createFirstAccount(code, username, hash)) {
-      if (ctx.accounts.count() > 0) return sendText(res, 409, 'an account exists already: sign in instead');
-      countFailure(ctx, req, keys, 'setup code');
+    const client = ctx.facts.clientAddress(req);
+    const attempt = beginAttempt(ctx, res, setupKeys(client), { proved: false });
+    if (!attempt) return;
+    const refuse = () => {
+      if (ctx.accounts.count() > 0) {
+        attempt.abandoned();
+        return sendText(res, 409, 'an account exists already: sign in instead');
+      }
+      countFailure(ctx, req, attempt, 'setup code');
       return sendText(res, 401, 'invalid setup code');
+    };
+    // The code is checked before the password is hashed: a wrong one costs the box no scrypt.
+    const stored = ctx.accounts.setupCodeHash();
+    if (!stored || !timingSafeEqual(Buffer.from(hashSetupCode(code)), Buffer.from(stored))) return refuse();
+    const hash = await ctx.hashQueue.run(client, false, () => hashPassword(password)).catch((err: unknown) => {
+      attempt.abandoned();
+      throw err;
+    });
+    // Checked again, with the account's creation, in one transaction.
+    let created: boolean;
+    try {
+      created = ctx.accounts.createFirstAccount(code, username, hash);
+    } catch (err) {
+      attempt.abandoned(); // not stored (507, 503): nothing was decided
+      throw err;
     }
-    ctx.loginLimiter.succeeded(keys);
+    if (!created) return refuse();
+    attempt.succeeded();
     removeSetupCodeFile(ctx.config.data_dir);
-    ctx.log.warn({ user: username, client: ctx.facts.clientAddress(req) }, 'first account created with the setup code');
+    ctx.log.warn({ user: username, client }, 'first account created with the setup code');
     const session = startSession(req, res, ctx, username);
+    ctx.deviceCookies.give(res, username, ctx.facts.isHttps(req));
     sendJson(res, 201, { user: username, expires_at: formatTime(session.expires) });
   });
 
@@ -54,15 +78,24 @@ export function register(app: App, ctx: AgentContext): void {
     const { current_password: current, new_password: next } = form;
     const problem = passwordProblem(next);
     if (problem) return sendText(res, 400, `new_password: ${problem}`);
-    const keys = limiterKeys(ctx.facts.clientAddress(req), user);
-    if (!withinLimit(ctx, res, keys)) return;
+    // Limited per session, so hosts guessing the account's password cannot block its change.
+    const attempt = beginAttempt(ctx, res, [sessionKey(cookieValue(req, SESSION_COOKIE) ?? '')], { proved: true });
+    if (!attempt) return;
     const account = ctx.accounts.get(user);
-    if (!account || !(await verifyPassword(current, account.password_hash))) {
-      countFailure(ctx, req, keys, `password change ${user}`);
+    const hash = await ctx.hashQueue
+      .run(ctx.facts.clientAddress(req), true, async () =>
+        account && (await verifyPassword(current, account.password_hash)) ? hashPassword(next) : undefined,
+      )
+      .catch((err: unknown) => {
+        attempt.abandoned();
+        throw err;
+      });
+    if (!hash) {
+      countFailure(ctx, req, attempt, `password change ${user}`);
       return sendText(res, 401, 'current_password is wrong');
     }
-    ctx.loginLimiter.succeeded(keys);
-    ctx.accounts.setPassword(user, await hashPassword(next));
+    attempt.succeeded();
+    ctx.accounts.setPassword(user, hash);
     // Other sessions of this user end: a changed password locks out whoever else had it.
     ctx.sessions.deleteUser(user, cookieValue(req, SESSION_COOKIE));
     ctx.log.info({ user }, 'password changed');

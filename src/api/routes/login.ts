@@ -1,6 +1,7 @@
 // Signing in (decisions.md, Auth). Password mode checks local accounts; server mode checks the
 // person's credentials against the central server and issues the agent's own session cookie,
-// never the server's token. Both are rate-limited per client address and per account name.
+// never the server's token. Both count attempts when they start, per client address and account
+// name, or per device cookie (auth/login-limiter.ts).
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
@@ -11,13 +12,11 @@ import { parseTime, formatTime } from '../../model/time.js';
 import { SESSION_COOKIE } from '../../auth/sessions.js';
 import { cookieValue, safeReturnTo } from '../../auth/request-facts.js';
 import { clearSessionCookie, startSession } from '../../auth/session-cookie.js';
-import { limiterKeys } from '../../auth/login-limiter.js';
-import { verifyPassword } from '../../auth/passwords.js';
+import { isRefusal, limiterKeys, refusalMessage, signInKeys, type Attempt, type Refusal } from '../../auth/login-limiter.js';
+import { dummyHash, verifyPassword } from '../../auth/passwords.js';
 import { LOGIN_JS, loginPage, type LoginView } from '../../ui/login-page.js';
 
 const SERVER_TIMEOUT_MS = 10_000;
-// Verified when the account does not exist, so a wrong name costs as long as a wrong password.
-const DUMMY_HASH = 'scrypt$15$8$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
 
 function serverUrl(ctx: AgentContext, path: string): string {
   return new URL(path, ctx.config.server.url.replace(/\/?$/, '/')).toString();
@@ -29,18 +28,37 @@ function loginView(ctx: AgentContext): LoginView {
   return mode === 'server' ? 'login' : 'notice';
 }
 
-/** The rate-limit check shared by every credential check: answers 429 and returns false when locked. */
-export function withinLimit(ctx: AgentContext, res: ServerResponse, keys: string[]): boolean {
-  const wait = ctx.loginLimiter.retryAfter(keys);
-  if (wait === 0) return true;
-  res.setHeader('Retry-After', String(wait));
-  sendText(res, 429, `too many failed attempts: try again in ${wait} s`);
-  return false;
+/** Answers 429 with Retry-After for a refused attempt. */
+export function sendRefusal(res: ServerResponse, r: Refusal): void {
+  res.setHeader('Retry-After', String(r.wait));
+  sendText(res, 429, refusalMessage(r));
 }
 
-/** Counts a failed credential check (a warning in the log once the limit is reached). */
-export function countFailure(ctx: AgentContext, req: IncomingMessage, keys: string[], what: string): void {
-  const failures = ctx.loginLimiter.failed(keys);
+/**
+ * Starts a credential check (the shared order of sign-in, setup and password change): refused
+ * (429) when a key is locked or, for a check that hashes, when the hash queue is full; otherwise
+ * counted now, before anything is checked. Undefined when the answer has been sent.
+ */
+export function beginAttempt(
+  ctx: AgentContext,
+  res: ServerResponse,
+  keys: string[],
+  hashes?: { proved: boolean },
+): Attempt | undefined {
+  const locked = ctx.loginLimiter.check(keys);
+  if (locked.wait > 0) return void sendRefusal(res, locked);
+  if (hashes && !ctx.hashQueue.hasRoom(hashes.proved)) {
+    res.setHeader('Retry-After', '1');
+    return void sendText(res, 429, 'too many sign-in attempts in progress: try again in 1 s');
+  }
+  const attempt = ctx.loginLimiter.begin(keys);
+  if (isRefusal(attempt)) return void sendRefusal(res, attempt); // not reached: checked just above
+  return attempt;
+}
+
+/** Logs a failed credential check (a warning once the limit is reached). */
+export function countFailure(ctx: AgentContext, req: IncomingMessage, attempt: Attempt, what: string): void {
+  const failures = attempt.failed();
   const entry = { client: ctx.facts.clientAddress(req), failures, what };
   if (failures >= 5) ctx.log.warn(entry, 'repeated failed sign-in attempts: rate limited');
   else ctx.log.info(entry, 'failed sign-in attempt');
@@ -111,28 +129,38 @@ export function register(app: App, ctx: AgentContext): void {
     const form = await readStringFields(req, res, ['username', 'password'] as const);
     if (!form) return;
     const { username, password } = form;
-    const keys = limiterKeys(ctx.facts.clientAddress(req), username);
-    if (!withinLimit(ctx, res, keys)) return;
+    const client = ctx.facts.clientAddress(req);
+    // A device cookie for this account: limited on its own failures, not the account's.
+    const device = ctx.deviceCookies.fromRequest(req, username);
+    const attempt = beginAttempt(ctx, res, signInKeys(client, username, device), mode === 'password' ? { proved: Boolean(device) } : undefined);
+    if (!attempt) return;
 
     let expires: number | undefined;
     if (mode === 'password') {
       const account = ctx.accounts.get(username);
-      const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
+      // An unknown name is checked against a real hash too: it costs what a wrong password costs.
+      const ok = await ctx.hashQueue
+        .run(client, Boolean(device), async () => verifyPassword(password, account?.password_hash ?? (await dummyHash())))
+        .catch((err: unknown) => {
+          attempt.abandoned(); // nothing was decided: the key must not stay held
+          throw err;
+        });
       if (!ok || !account) {
-        countFailure(ctx, req, keys, `login ${username}`);
+        countFailure(ctx, req, attempt, `login ${username}`);
         return sendText(res, 401, 'invalid credentials');
       }
     } else {
       const answer = await checkWithServer(ctx, res, username, password);
-      if (answer === undefined) return; // answered with a 502
+      if (answer === undefined) return attempt.abandoned(); // answered with a 502: nothing was checked
       if (answer === 'rejected') {
-        countFailure(ctx, req, keys, `login ${username}`);
+        countFailure(ctx, req, attempt, `login ${username}`);
         return sendText(res, 401, 'invalid credentials');
       }
       expires = answer.expires;
     }
-    ctx.loginLimiter.succeeded(keys);
+    attempt.succeeded();
     const session = startSession(req, res, ctx, username, expires);
+    ctx.deviceCookies.give(res, username, ctx.facts.isHttps(req));
     ctx.log.info({ user: username, client: ctx.facts.clientAddress(req) }, 'login');
     sendJson(res, 200, { user: username, expires_at: formatTime(session.expires) });
   });
@@ -155,8 +183,8 @@ export function register(app: App, ctx: AgentContext): void {
     const q = queryOf(req);
     const serverToken = q.get('token');
     if (!serverToken) return sendText(res, 400, 'token parameter required');
-    const keys = [limiterKeys(ctx.facts.clientAddress(req), '')[0]];
-    if (!withinLimit(ctx, res, keys)) return;
+    const attempt = beginAttempt(ctx, res, [limiterKeys(ctx.facts.clientAddress(req), '')[0]]);
+    if (!attempt) return;
     let answer: Response;
     try {
       answer = await fetch(serverUrl(ctx, 'api/v1/agents'), {
@@ -166,13 +194,14 @@ export function register(app: App, ctx: AgentContext): void {
       await answer.body?.cancel();
     } catch (err) {
       ctx.log.warn({ err: (err as Error).message }, 'central server token check failed');
+      attempt.abandoned(); // nothing was checked
       return sendText(res, 502, 'central server unreachable');
     }
     if (!answer.ok) {
-      countFailure(ctx, req, keys, 'server callback');
+      countFailure(ctx, req, attempt, 'server callback');
       return sendText(res, 401, 'invalid token');
     }
-    ctx.loginLimiter.succeeded(keys);
+    attempt.succeeded();
     startSession(req, res, ctx, 'server');
     res.statusCode = 302;
     res.setHeader('Location', safeReturnTo(q.get('return_to')));
