@@ -85,3 +85,23 @@ export function postJson(agent: Agent, path: string, body: unknown) {
 export function protocolComplaints(log: string): string[] {
   return log.split('\n').filter((l) => /unknown (websocket )?message type|Invalid JSON|Failed to parse WebSocket message|Failed to store metrics/i.test(l));
 }
+
+/** Points the agent's discovery at one simulated printer, scans (twice at most: a loaded machine's simulator may be slow) and saves it. */
+export async function findAndSave(agent: Agent, simPort: number, address: string, serial: string): Promise<void> {
+  const s = await postJson(agent, '/settings', {
+    discovery: { manual_ranges: true, ranges_text: address, allowed_ranges: [`${address}/32`], snmp_timeout_ms: 2000 },
+    snmp: { port: simPort },
+  });
+  assert.equal(s.status, 200, s.body);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const d = await postJson(agent, '/discover', {});
+    assert.equal(d.status, 202, d.body);
+    const state = await until('the scan to end', async () => {
+      const st = JSON.parse((await agent.get('/discover')).body) as { state: string; found: number };
+      return st.state !== 'running' ? st : undefined;
+    }, 60_000);
+    if (state.found >= 1) break;
+  }
+  const saved = await postJson(agent, '/devices/save', { serial });
+  assert.equal(saved.status, 200, `discovery found ${serial}: ${saved.body}`);
+}

@@ -11,7 +11,7 @@ import { printmasterUnavailable, startPrintmaster, type PmServer } from '../help
 import { ensureSnmpsim, fixturePath, startSnmpSim, type SnmpSim } from '../helpers/snmpsim.js';
 import { HOUR, device, metrics, ndjson, nowSeconds } from '../helpers/seed.js';
 import {
-  assertSameReadings, boxReadings, linkOf, postJson, protocolComplaints, serverReadings, until, type Json,
+  assertSameReadings, boxReadings, findAndSave, linkOf, postJson, protocolComplaints, serverReadings, until, type Json,
 } from '../helpers/pm-checks.js';
 
 const why = printmasterUnavailable() ?? ensureSnmpsim();
@@ -46,22 +46,7 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
       ),
     });
     // The real printer: found by discovery over SNMP and saved.
-    const s = await postJson(agent, '/settings', {
-      discovery: { manual_ranges: true, ranges_text: PRINTER.address, allowed_ranges: ['127.0.4.0/24'], snmp_timeout_ms: 2000 },
-      snmp: { port: sim.port },
-    });
-    assert.equal(s.status, 200, s.body);
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const d = await postJson(agent, '/discover', {});
-      assert.equal(d.status, 202, d.body);
-      const state = await until('the scan to end', async () => {
-        const st = JSON.parse((await agent.get('/discover')).body) as { state: string; found: number };
-        return st.state !== 'running' ? st : undefined;
-      }, 60_000);
-      if (state.found >= 1) break;
-    }
-    const saved = await postJson(agent, '/devices/save', { serial: PRINTER.serial });
-    assert.equal(saved.status, 200, `discovery found the printer: ${saved.body}`);
+    await findAndSave(agent, sim.port, PRINTER.address, PRINTER.serial);
     agentId = String((await linkOf(agent)).agent_id);
   });
   after(async () => {
