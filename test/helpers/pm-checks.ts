@@ -6,9 +6,11 @@
 //   boxReadings(agent, serial)    -> the box's raw reading times for serial, ascending (its own database)
 //   serverReadings(pm, serial)    -> the server's reading times for serial, ascending
 //   assertSameReadings(box, srv)  -> one server row per box reading, each within 60 s of it
+//   primaryAddress()              -> the address the box registers (its first non-internal IPv4)
 //   linkOf(agent)                 -> GET /settings' server.link
 //   until(what, probe, ms)        -> poll probe until it gives a value (no fixed sleeps)
 import assert from 'node:assert/strict';
+import os from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Agent } from './agent.js';
@@ -56,6 +58,12 @@ export function assertSameReadings(serial: string, box: number[], server: number
     const off = Math.abs(server[i] - box[i]);
     assert.ok(off <= TIME_SLACK_MS, `${serial}: the reading of ${new Date(box[i]).toISOString()} is at ${new Date(server[i]).toISOString()} on the server (${off} ms off)`);
   }
+}
+
+/** What the box registers as its address: its first non-internal IPv4 address. */
+export function primaryAddress(): string {
+  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  return '';
 }
 
 export async function linkOf(agent: Agent): Promise<Json> {

@@ -7,6 +7,7 @@
 //   startRelay(pm)          -> a Relay on a free loopback port
 //   Relay.url               -> give it to the agent as its server URL
 //   Relay.requests          -> what went through: {method, path, status, at}; upgrades have method "UPGRADE"
+//   Relay.refused           -> paths answered 503 here (not passed on) while they are in the set
 //   Relay.close()
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -27,6 +28,7 @@ export interface RelayedRequest {
 export interface Relay {
   url: string;
   requests: RelayedRequest[];
+  refused: Set<string>;
   close(): Promise<void>;
 }
 
@@ -34,6 +36,7 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
   const ca = readFileSync(pm.caFile);
   const upstream = { host: '127.0.0.1', port: pm.port, ca, checkServerIdentity: () => undefined };
   const requests: RelayedRequest[] = [];
+  const refused = new Set<string>();
   const note = (method: string, url: string | undefined): RelayedRequest => {
     const r = { method, path: (url ?? '').split('?')[0], status: 0, at: Date.now() };
     requests.push(r);
@@ -44,6 +47,12 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
     { cert: readFileSync(join(pm.dir, 'certs/server.crt')), key: readFileSync(join(pm.dir, 'certs/server.key')) },
     (req, res) => {
       const seen = note(req.method ?? '', req.url);
+      if (refused.has(seen.path)) {
+        seen.status = 503;
+        req.resume();
+        res.writeHead(503, { 'content-type': 'text/plain' }).end('refused by the test relay\n');
+        return;
+      }
       const out = https.request({ ...upstream, method: req.method, path: req.url, headers: req.headers }, (up) => {
         seen.status = up.statusCode ?? 0;
         res.writeHead(up.statusCode ?? 502, up.headers);
@@ -63,6 +72,7 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
   return {
     url: `https://127.0.0.1:${port}`,
     requests,
+    refused,
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

@@ -11,7 +11,7 @@ import { printmasterUnavailable, startPrintmaster, type PmServer } from '../help
 import { ensureSnmpsim, fixturePath, startSnmpSim, type SnmpSim } from '../helpers/snmpsim.js';
 import { HOUR, device, metrics, ndjson, nowSeconds } from '../helpers/seed.js';
 import {
-  assertSameReadings, boxReadings, findAndSave, linkOf, postJson, protocolComplaints, serverReadings, until, type Json,
+  assertSameReadings, boxReadings, findAndSave, linkOf, postJson, primaryAddress, protocolComplaints, serverReadings, until, type Json,
 } from '../helpers/pm-checks.js';
 
 const why = printmasterUnavailable() ?? ensureSnmpsim();
@@ -19,12 +19,6 @@ const why = printmasterUnavailable() ?? ensureSnmpsim();
 const PRINTER = { address: '127.0.4.1', file: 'printmaster/kyocera_p2040.snmprec', serial: 'VD21457943' };
 /** Seeded devices (never polled: not saved), each with readings an hour apart. */
 const SEEDED = ['PM-SEED-1', 'PM-SEED-2'];
-
-/** What registration gives as the box's address: its first non-internal IPv4 address. */
-function primaryAddress(): string {
-  for (const list of Object.values(os.networkInterfaces())) for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  return '';
-}
 
 describe('PrintMaster server', { skip: why ?? false }, () => {
   let pm: PmServer;
@@ -59,7 +53,7 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
       pm.query<Json>('SELECT agent_id, hostname, ip, platform, version, tenant_id FROM agents WHERE agent_id = ?', agentId)[0]);
     const version = (JSON.parse((await agent.get('/api/version')).body) as { version: string }).version;
     assert.equal(row.hostname, os.hostname());
-    assert.equal(row.ip, primaryAddress(), 'the address registration gave is kept through heartbeats');
+    assert.equal(row.ip, primaryAddress(), 'the address registration gave is kept through heartbeats (each one overwrites it)');
     assert.equal(row.platform, 'linux');
     assert.equal(row.version, version);
     assert.equal(row.tenant_id, pm.tenant, 'in the join token\'s tenant');
