@@ -109,7 +109,7 @@ async function once(peer: ServerPeer, scenario: Scenario): Promise<Run> {
     });
     if (settings.status !== 200) throw new Error(`settings: ${settings.status} ${settings.body}`);
     if (scenario === 'round' || scenario === 'everything') {
-      void peer.command('collect', {}, 120_000).catch(() => undefined);
+      void peer.command('collect', {}).catch(() => undefined);
       for (let k = 0; !out.includes('"polling round started"'); k++) {
         if (k > 400) throw new Error('the polling round did not start');
         await sleep(25);

@@ -2,6 +2,7 @@
 // undefined, so a handler only goes on with a parsed object.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendText, sendTextAndClose } from './respond.js';
+import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 const DEFAULT_LIMIT = 64 * 1024;
 
@@ -41,6 +42,12 @@ export async function readJsonBody(
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     sendText(res, 400, 'JSON body must be an object');
+    return undefined;
+  }
+  // Before any handler sees it: a sign-in form, a device update and a settings merge alike.
+  const inherited = inheritedKeyProblem(value);
+  if (inherited) {
+    sendText(res, 400, `JSON body: ${inherited}`);
     return undefined;
   }
   return value as Record<string, unknown>;

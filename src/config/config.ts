@@ -60,7 +60,7 @@ export function defaultConfig(): Config {
       // Forwarding headers count only from these peers (decisions.md, Auth).
       auth: { mode: 'local', allow_local_admin: true, trusted_proxies: ['127.0.0.0/8', '::1/128'] },
     },
-    server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 500, upload_interval_ms: 1000 },
+    server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 100, upload_interval_ms: 1000 },
     // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
     discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [] },
     log: { level: 'info' },
@@ -156,7 +156,7 @@ const schema: Schema = {
 function merge(target: Record<string, unknown>, input: Record<string, unknown>, s: Schema, prefix: string): void {
   for (const [k, v] of Object.entries(input)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    const rule = s[k];
+    const rule = Object.hasOwn(s, k) ? s[k] : undefined; // `constructor` is an unknown key, not Object
     if (rule === undefined) throw new ConfigError(`unknown config key ${key}`);
     if (typeof rule === 'function') {
       rule(v, key);

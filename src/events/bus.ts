@@ -21,6 +21,21 @@ export interface AgentEvents {
   server_status: LinkStatus;
   storage_status: StorageStatus;
   update_progress: UpdateProgress;
+  job_progress: JobProgress;
+}
+
+/**
+ * A background job's progress (`POST /devices/metrics/collect?async=true`), in the reference
+ * agent's `job_progress` shape: the central server shows it to whoever pressed the button.
+ */
+export interface JobProgress {
+  job_id: string;
+  job_type: 'metrics_collect';
+  status: 'running' | 'completed' | 'failed';
+  progress: number;
+  message: string;
+  error?: string;
+  result?: Record<string, unknown>;
 }
 
 export type EventName = keyof AgentEvents;

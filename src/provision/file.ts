@@ -6,6 +6,7 @@ import { isIP } from 'node:net';
 import { mergeSettings, SettingsError, type Settings } from '../settings/settings.js';
 import { usernameProblem } from '../store/accounts.js';
 import { passwordProblem } from '../auth/passwords.js';
+import { ownValue } from '../model/inherited-keys.js';
 
 export interface StaticIPv4 {
   /** a.b.c.d/n */
@@ -89,7 +90,7 @@ export function parseProvision(text: string, current: Settings): Provision {
   } catch (err) {
     throw new ProvisionError(`not valid TOML: ${(err as Error).message.split('\n')[0]}`);
   }
-  for (const k of Object.keys(doc)) if (!KEYS[k]) throw new ProvisionError(`unknown section or key ${k}`);
+  for (const k of Object.keys(doc)) if (!ownValue(KEYS, k)) throw new ProvisionError(`unknown section or key ${k}`);
   const out: Provision = { settings: {} };
 
   const admin = table(doc, 'admin');

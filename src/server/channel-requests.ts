@@ -5,6 +5,7 @@
 import type { Logger } from '../log/logger.js';
 import type { Handler } from '../api/app.js';
 import { InProcessDispatcher, proxyTargetProblem, responseHeaders } from './proxy.js';
+import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 export const PROXY_LIMITS = {
   concurrent: 8,
@@ -49,7 +50,8 @@ export class ChannelRequests {
   handle(data: Record<string, unknown>): void {
     const id = data.request_id;
     if (typeof id !== 'string' || !id || id.length > 200) {
-      this.o.send('error', { message: 'proxy_request needs a request_id (a non-empty string)' });
+      // Nothing to answer to; the reference server knows no `error` frame from an agent.
+      this.o.log.warn('proxy_request needs a request_id (a non-empty string)');
       return;
     }
     const answer = (status: number, message: string) =>
@@ -151,7 +153,10 @@ export class ChannelRequests {
 
   private noteServerDelete(body: Buffer): void {
     try {
-      const serial = (JSON.parse(body.toString('utf8')) as { serial?: unknown }).serial;
+      const parsed = JSON.parse(body.toString('utf8')) as { serial?: unknown };
+      // A body the route refuses (api/body.ts) deletes nothing, so nothing is noted.
+      if (inheritedKeyProblem(parsed)) return;
+      const serial = parsed.serial;
       if (typeof serial === 'string') this.serverDeletes.add(serial);
     } catch {
       // Not JSON: the route answers 400 and deletes nothing.

@@ -8,6 +8,7 @@
 import type WebSocket from 'ws';
 import type { Logger } from '../log/logger.js';
 import { Backoff } from './backoff.js';
+import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 export interface Envelope {
   type: string;
@@ -156,6 +157,8 @@ export class ServerChannel {
     } catch {
       return this.o.onBadFrame('frame is not JSON');
     }
+    const inherited = inheritedKeyProblem(frame);
+    if (inherited) return this.o.onBadFrame(`frame refused: ${inherited}`);
     if (typeof frame !== 'object' || frame === null || Array.isArray(frame) || typeof (frame as Envelope).type !== 'string') {
       return this.o.onBadFrame('frame is not an envelope {type, data, timestamp}');
     }

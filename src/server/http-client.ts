@@ -1,10 +1,9 @@
 // JSON calls to the central server: a bounded time per call, TLS verified against the system's CAs
 // or, with `server.ca_file`, the operator's private CA only. There is no switch that turns
-// verification off. Bodies may go gzip'd (uploads); the agent token goes as a bearer token and
+// verification off. Bodies are plain JSON (the reference server reads no Content-Encoding); the agent token goes as a bearer token and
 // never into a log line.
 import http from 'node:http';
 import https from 'node:https';
-import { gzipSync } from 'node:zlib';
 
 export class ServerHttpError extends Error {
   constructor(readonly status: number, readonly body: string) {
@@ -14,7 +13,6 @@ export class ServerHttpError extends Error {
 
 export interface CallOptions {
   token?: string;
-  gzip?: boolean;
   /** Aborts the call (shutdown). */
   signal?: AbortSignal;
 }
@@ -33,14 +31,12 @@ export class ServerClient {
   /** POSTs JSON; resolves a 2xx reply, rejects with ServerHttpError for any other status. */
   post(path: string, body: unknown, opts: CallOptions = {}): Promise<ServerReply> {
     const url = new URL(path.replace(/^\//, ''), this.baseUrl.endsWith('/') ? this.baseUrl : this.baseUrl + '/');
-    const json = Buffer.from(JSON.stringify(body));
-    const payload = opts.gzip ? gzipSync(json) : json;
+    const payload = Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = {
       'Content-Type': 'application/json',
       Accept: 'application/json',
       'Content-Length': String(payload.length),
     };
-    if (opts.gzip) headers['Content-Encoding'] = 'gzip';
     if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {

@@ -14,8 +14,8 @@ export interface LinkState {
   metrics_cursor: number;
   /** The time up to which the server holds readings (raw rows, or tier rows standing in for them). */
   metrics_cursor_ts: number;
-  /** The managed settings version last applied. */
-  settings_version: number;
+  /** The managed settings version last applied (the server's SHA-256 hex), '' for none. */
+  settings_version: string;
 }
 
 export class LinkStore {
@@ -26,18 +26,18 @@ export class LinkStore {
   private readonly writeForget;
 
   constructor(db: DB) {
-    this.read = db.prepare('SELECT agent_id, server_url, agent_token, tenant_id, metrics_cursor, metrics_cursor_ts, settings_version FROM server_link WHERE id = 1');
+    this.read = db.prepare('SELECT agent_id, server_url, agent_token, tenant_id, metrics_cursor, metrics_cursor_ts, managed_settings_version AS settings_version FROM server_link WHERE id = 1');
     this.writeRegistration = db.prepare('UPDATE server_link SET server_url = ?, agent_token = ?, tenant_id = ? WHERE id = 1');
     this.writeCursor = db.prepare(
       'UPDATE server_link SET metrics_cursor = max(metrics_cursor, ?), metrics_cursor_ts = max(metrics_cursor_ts, ?) WHERE id = 1',
     );
-    this.writeSettingsVersion = db.prepare('UPDATE server_link SET settings_version = ? WHERE id = 1');
+    this.writeSettingsVersion = db.prepare('UPDATE server_link SET managed_settings_version = ? WHERE id = 1');
     // The identity is made once; looked for first, since even an INSERT OR IGNORE is a write that a
     // full or read-only card refuses (the agent must still start there).
     if (!this.read.get()) db.prepare('INSERT INTO server_link (id, agent_id) VALUES (1, ?)').run(randomUUID());
     // Another server: its token, cursor and settings version mean nothing there.
     this.writeForget = db.prepare(
-      "UPDATE server_link SET server_url = ?, agent_token = '', tenant_id = '', metrics_cursor = 0, metrics_cursor_ts = 0, settings_version = 0 WHERE id = 1",
+      "UPDATE server_link SET server_url = ?, agent_token = '', tenant_id = '', metrics_cursor = 0, metrics_cursor_ts = 0, managed_settings_version = '' WHERE id = 1",
     );
   }
 
@@ -66,7 +66,7 @@ export class LinkStore {
     this.writeCursor.run(id, ts);
   }
 
-  setSettingsVersion(v: number): void {
+  setSettingsVersion(v: string): void {
     this.writeSettingsVersion.run(v);
   }
 }

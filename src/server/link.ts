@@ -24,6 +24,7 @@ import type { LinkState, LinkStatus } from './status.js';
 import type { UpdateSource } from '../update/service.js';
 import { askingFor } from '../update/source.js';
 import { parseOffer } from '../update/manifest.js';
+import { mapManagedSettings } from './managed-settings.js';
 
 /** What the server's update commands call (update/service.ts). */
 export interface UpdateCommands {
@@ -65,8 +66,12 @@ export class ServerLink {
   private lastError: string | undefined;
   private lastHeartbeat: string | undefined;
   private lastUpload: string | undefined;
-  private rejectedSettingsVersion = 0;
-  private settingsError: { version: number; error: string } | undefined;
+  /** The last upload's failure, until an upload goes through: the link is `failing` meanwhile. */
+  private uploadError: string | undefined;
+  private rejectedSettingsVersion = '';
+  private settingsError: { version: string; error: string } | undefined;
+  /** Managed fields of the applied snapshot that mean nothing on the box. */
+  private settingsUnmapped: string[] = [];
   private readonly retry = new Backoff();
   private registerTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -89,12 +94,11 @@ export class ServerLink {
       onRejected: () => this.tokenRefused(),
       onProgress: (p) => {
         if (p.ok) this.lastUpload = new Date().toISOString();
-        this.lastError = p.error;
-        if (p.ok && this.state === 'offline') this.state = 'online';
-        else if (!p.ok && this.state === 'online' && !this.channel.connected) this.state = 'offline';
+        this.uploadError = p.ok ? undefined : p.error;
+        if (!p.ok) this.lastError = `upload failed: ${p.error}`;
         this.changed();
       },
-      batchSize: o.uploadBatchSize ?? 500,
+      batchSize: o.uploadBatchSize ?? 100,
       minIntervalMs: o.uploadIntervalMs ?? 1_000,
     });
     this.requests = new ChannelRequests({
@@ -118,10 +122,8 @@ export class ServerLink {
         this.changed();
       },
       onFrame: (f) => this.frame(f),
-      onBadFrame: (reason) => {
-        this.o.log.warn({ reason }, 'malformed frame from the server');
-        this.channel.send('error', { message: reason });
-      },
+      // Logged only: the reference server knows no `error` frame from an agent (it would answer with one).
+      onBadFrame: (reason) => this.o.log.warn({ reason }, 'malformed frame from the server'),
       onRejected: () => this.tokenRefused(),
     });
   }
@@ -134,6 +136,8 @@ export class ServerLink {
       this.o.events.subscribe((name, data) => {
         // The server follows an update it asked for (or any other) as update_progress frames.
         if (name === 'update_progress') return void this.channel.send('update_progress', data as Record<string, unknown>);
+        // A collect the server asked for with async=true reports its progress as the reference agent does.
+        if (name === 'job_progress') return void this.channel.send('job_progress', data as unknown as Record<string, unknown>);
         if (name !== 'device_change') return;
         const { serial, change } = data as { serial: string; change: string };
         if (change === 'metrics') this.uploader.kick();
@@ -153,7 +157,8 @@ export class ServerLink {
   status(): LinkStatus {
     const s = this.store.get();
     return {
-      state: this.state,
+      // Registered and heard, but the server refuses what the box sends: not `online`.
+      state: this.state === 'online' && this.uploadError ? 'failing' : this.state,
       agent_id: s.agent_id,
       registered: s.agent_token !== '',
       channel_connected: this.channel.connected,
@@ -161,6 +166,8 @@ export class ServerLink {
       ...(this.lastHeartbeat ? { last_heartbeat_at: this.lastHeartbeat } : {}),
       ...(this.lastUpload ? { last_upload_at: this.lastUpload } : {}),
       settings_version: s.settings_version,
+      ...(this.settingsUnmapped.length ? { settings_unmapped: this.settingsUnmapped } : {}),
+      ...(this.uploadError ? { upload_error: this.uploadError } : {}),
       ...(this.lastError ? { last_error: this.lastError } : {}),
     };
   }
@@ -191,6 +198,7 @@ export class ServerLink {
       this.url = url;
       this.retry.reset();
       this.lastError = undefined;
+      this.uploadError = undefined;
       if (!url) {
         this.client = undefined;
         this.state = 'off';
@@ -273,19 +281,23 @@ export class ServerLink {
     const v = versionInfo();
     const name = os.hostname();
     const client = this.client!;
+    // What the server shows of the box from the first moment (not only after a WebSocket heartbeat).
+    const facts = {
+      protocol_version: PROTOCOL_VERSION, hostname: name, ip: primaryAddress(), platform: v.os, os_version: os.release(),
+      architecture: v.arch, build_type: v.build_type, git_commit: v.git_commit,
+    };
     if (settings.server.enrollment_token) {
       const r = await client.post('/api/v1/agents/register-with-token', {
-        token: settings.server.enrollment_token, agent_id: s.agent_id, name, agent_version: v.version, protocol_version: PROTOCOL_VERSION,
+        token: settings.server.enrollment_token, agent_id: s.agent_id, name, agent_version: v.version, ...facts,
       });
       const token = r.json.agent_token;
       if (typeof token !== 'string' || !token) throw new Error('register-with-token answer has no agent_token');
       if (!current()) return;
       this.store.registered(this.url, token, typeof r.json.tenant_id === 'string' ? r.json.tenant_id : '');
+      // The reference server's answer carries its managed settings already.
+      this.applyManaged(r.json);
     } else {
-      const r = await client.post('/api/v1/agents/register', {
-        agent_id: s.agent_id, name, version: v.version, protocol_version: PROTOCOL_VERSION, hostname: name, ip: primaryAddress(),
-        platform: v.os, os_version: os.release(), architecture: v.arch, build_type: v.build_type, git_commit: v.git_commit,
-      });
+      const r = await client.post('/api/v1/agents/register', { agent_id: s.agent_id, name, version: v.version, ...facts });
       const token = r.json.token;
       if (typeof token !== 'string' || !token) throw new Error('register answer has no token');
       if (!current()) return;
@@ -321,8 +333,12 @@ export class ServerLink {
       version: v.version,
       protocol_version: PROTOCOL_VERSION,
       hostname: os.hostname(),
+      ip: primaryAddress(),
       platform: v.os,
+      os_version: os.release(),
       architecture: v.arch,
+      build_type: v.build_type,
+      git_commit: v.git_commit,
       db_size_bytes: fileSize(this.o.dbFile),
       uptime: Math.round((Date.now() - this.startedAt) / 1000),
       settings_version: this.store.get().settings_version,
@@ -342,16 +358,18 @@ export class ServerLink {
     try {
       const r = await session.client.post(
         '/api/v1/agents/heartbeat',
-        { agent_id: session.agentId, timestamp: new Date().toISOString(), ...this.heartbeatData(), ...(this.settingsError ? { settings_error: this.settingsError } : {}) },
+        { agent_id: session.agentId, timestamp: new Date().toISOString(), ...this.heartbeatData(),
+          ...(this.settingsError ? { settings_error: this.settingsError } : {}),
+          ...(this.settingsUnmapped.length ? { settings_unmapped: this.settingsUnmapped } : {}) },
         { token: session.token },
       );
       this.lastHeartbeat = new Date().toISOString();
       this.lastError = undefined;
       if (this.state === 'offline' || this.state === 'registering') this.state = this.channel.connected ? 'online' : 'offline';
-      const refused = this.applyManaged(r.json);
+      const news = this.applyManaged(r.json);
       this.changed();
-      // The server learns of a refused snapshot at once, not a heartbeat later.
-      if (refused) void this.heartbeat();
+      // The server learns of an applied (or refused) snapshot at once, not a heartbeat later.
+      if (news) void this.heartbeat();
     } catch (err) {
       if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) return this.tokenRefused();
       this.lastError = `heartbeat failed: ${err instanceof Error ? err.message : String(err)}`;
@@ -360,27 +378,35 @@ export class ServerLink {
     }
   }
 
-  /** Managed settings go through the same validation as POST /settings: all or nothing. */
-  /** Returns whether a new snapshot was refused. */
+  /**
+   * Managed settings (server-protocol.md, Heartbeat): the server's snapshot is in PrintMaster's
+   * schema; what maps onto the box's settings goes through the same validation as POST /settings,
+   * all or nothing; fields that mean nothing here are reported (status, log, next heartbeat).
+   * The version sent back is the one applied, so a refused snapshot is offered again; it is tried
+   * once. Returns whether a new snapshot was applied or refused.
+   */
   private applyManaged(reply: Record<string, unknown>): boolean {
     const version = reply.settings_version;
     const snapshot = reply.settings_snapshot;
-    if (typeof version !== 'number' || version <= this.store.get().settings_version || snapshot === undefined) return false;
+    if (typeof version !== 'string' || !version || version === this.store.get().settings_version || snapshot === undefined) return false;
     if (version === this.rejectedSettingsVersion) return false;
+    const { patch, unmapped } = mapManagedSettings(snapshot);
     try {
-      this.o.settings.update(snapshot);
-      this.store.setSettingsVersion(version);
-      this.settingsError = undefined;
-      this.o.log.info({ settings_version: version }, 'managed settings applied');
-      return false;
+      this.o.settings.update(patch);
     } catch (err) {
       if (!(err instanceof SettingsError)) throw err;
       this.rejectedSettingsVersion = version;
       this.settingsError = { version, error: err.message };
-      this.lastError = `managed settings ${version} refused: ${err.message}`;
+      this.lastError = `managed settings ${version.slice(0, 12)} refused: ${err.message}`;
       this.o.log.warn({ settings_version: version, err: err.message }, 'managed settings refused; nothing changed');
       return true;
     }
+    this.store.setSettingsVersion(version);
+    this.settingsError = undefined;
+    this.settingsUnmapped = unmapped;
+    if (unmapped.length) this.o.log.warn({ settings_version: version, unmapped }, 'managed settings applied; these fields were left as they were');
+    else this.o.log.info({ settings_version: version }, 'managed settings applied');
+    return true;
   }
 
   private deleted(serial: string): void {
@@ -407,45 +433,44 @@ export class ServerLink {
         this.o.log.warn({ message: String(data.message ?? '') }, 'the server reported an error');
         return;
       default:
-        this.channel.send('error', { message: `unknown frame type ${JSON.stringify(f.type).slice(0, 64)}` });
+        this.o.log.warn({ type: String(f.type).slice(0, 64) }, 'unknown frame type from the server');
     }
   }
 
+  /**
+   * The server's commands are fire and forget: the reference agent answers none of them (the
+   * reference server knows no `command_result`), so the outcome goes to the log, and an update's
+   * progress goes as `update_progress` frames.
+   */
   private async command(data: Record<string, unknown>): Promise<void> {
-    const reply = (ok: boolean, error?: string, extra: Record<string, unknown> = {}): void =>
-      void this.channel.send('command_result', {
-        ...(data.command_id !== undefined ? { command_id: data.command_id } : {}),
-        command: data.command,
-        ok,
-        ...(error ? { error } : {}),
-        ...extra,
-      });
+    const command = String(data.command ?? '').slice(0, 64);
+    const done = (outcome: Record<string, unknown>) => this.o.log.info({ command, ...outcome }, 'server command done');
     try {
       switch (data.command) {
         case 'discover': {
           const r = this.o.discovery.start();
-          return reply(true, undefined, { scan_id: r.state.scan_id, already_running: r.alreadyRunning });
+          return done({ scan_id: r.state.scan_id, already_running: r.alreadyRunning });
         }
         case 'collect': {
           const serial = typeof data.serial === 'string' ? data.serial : undefined;
           const read = serial ? [await this.o.discovery.collect(serial)].filter(Boolean) : await this.o.discovery.collectSaved();
-          if (serial && !read.length) return reply(false, `no snapshot read from ${serial}`);
-          return reply(true, undefined, { collected: read.length });
+          if (serial && !read.length) throw new Error(`no snapshot read from ${serial}`);
+          return done({ collected: read.length });
         }
         case 'check_update':
         case 'force_update':
         case 'cancel_update': {
-          if (!this.updates) return reply(false, 'updates are not available on this box');
+          if (!this.updates) throw new Error('updates are not available on this box');
           const reason = typeof data.reason === 'string' ? data.reason : 'central_server';
           const status =
             data.command === 'check_update' ? await this.updates.check() : data.command === 'force_update' ? await this.updates.force(reason) : this.updates.cancel();
-          return reply(true, undefined, { status });
+          return done({ state: status.state });
         }
         default:
-          return reply(false, `unknown command ${JSON.stringify(data.command ?? null).slice(0, 64)}`);
+          throw new Error(`unknown command ${JSON.stringify(data.command ?? null).slice(0, 64)}`);
       }
     } catch (err) {
-      return reply(false, err instanceof Error ? err.message : String(err));
+      this.o.log.warn({ command, err: err instanceof Error ? err.message : String(err) }, 'server command failed');
     }
   }
 }

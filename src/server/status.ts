@@ -1,6 +1,6 @@
 // What the link says about itself: GET /settings shows it as `server.link`, and every change is a
 // `server_status` event.
-export type LinkState = 'off' | 'registering' | 'rejected' | 'online' | 'offline';
+export type LinkState = 'off' | 'registering' | 'rejected' | 'online' | 'failing' | 'offline';
 
 export interface LinkStatus {
   state: LinkState;
@@ -11,6 +11,11 @@ export interface LinkStatus {
   backlog: number;
   last_heartbeat_at?: string;
   last_upload_at?: string;
-  settings_version: number;
+  /** The managed settings version last applied: the server's SHA-256 hex, "" for none. */
+  settings_version: string;
+  /** Managed fields that mean nothing on this box (left as they were). */
+  settings_unmapped?: string[];
+  /** The last upload's failure, until an upload goes through. */
+  upload_error?: string;
   last_error?: string;
 }

@@ -1,13 +1,18 @@
 // Uploads to the central server (server-protocol.md, "Uploads", the PrintBox way): every raw
 // snapshot exactly once and in order, from a cursor in the database that only the server's 2xx
-// moves; devices whenever they change. Batches are bounded (size) and spaced (rate), so a backlog
-// after an outage drains without saturating a site's uplink. Nothing waits in memory only: a
-// reboot resumes from the cursor and sends again at most the batch that was not acknowledged
-// (the server dedupes on (serial, timestamp)); device changes are all sent again at each start.
+// moves; devices whenever they change. The reference server stores every reading of a batch at the
+// batch's one `timestamp` and does not dedupe, so a batch holds only readings made within a minute
+// of each other (stamped with the middle of their span: none moves by more than 30 s), and batches
+// stay small, so a batch sent again after a lost answer duplicates little. Bodies are plain JSON:
+// the reference server reads no Content-Encoding. Batches are spaced (rate), so a backlog after an
+// outage drains without saturating a site's uplink. Nothing waits in memory only: a reboot resumes
+// from the cursor; device changes are all sent again at each start.
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
 import { deviceJson, snapshotJson } from '../model/views.js';
+import type { Device } from '../model/device.js';
+import { formatTime } from '../model/time.js';
 import { tierWindows } from '../model/tiers.js';
 import { ServerHttpError, type ServerClient } from './http-client.js';
 import type { LinkStore } from './link-store.js';
@@ -31,13 +36,32 @@ export interface UploaderOptions {
 
 type Session = NonNullable<ReturnType<UploaderOptions['session']>>;
 
+/** The widest span of reading times one batch may carry (the server gives them all one time). */
+export const BATCH_SPAN_MS = 60_000;
+
+/**
+ * The leading rows whose times all lie within BATCH_SPAN_MS of each other (at least the first),
+ * and the time to stamp them with: the middle of their span.
+ */
+export function sameTimeBatch<T>(rows: T[], time: (row: T) => number): { rows: T[]; timestamp: number } {
+  let lo = time(rows[0]);
+  let hi = lo;
+  let n = 1;
+  for (; n < rows.length; n++) {
+    const t = time(rows[n]);
+    if (Math.max(hi, t) - Math.min(lo, t) > BATCH_SPAN_MS) break;
+    lo = Math.min(lo, t);
+    hi = Math.max(hi, t);
+  }
+  return { rows: rows.slice(0, n), timestamp: Math.round((lo + hi) / 2) };
+}
+
 // New rows also wake the loop (device_change events); this catches rows no event announced (an import).
 const IDLE_CHECK_MS = 10_000;
 
 export class Uploader {
   private readonly dirty = new Set<string>();
   private allDevices = true;
-  private gzip = true;
   private readonly retry = new Backoff();
   private running = false;
   private wake: (() => void) | undefined;
@@ -103,11 +127,6 @@ export class Uploader {
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) {
       this.o.onRejected();
-    } else if (err instanceof ServerHttpError && err.status === 415 && this.gzip) {
-      // This server does not take gzip'd bodies: send them plain from now on, at once.
-      this.gzip = false;
-      this.o.log.info('server refused a gzip body: uploading uncompressed');
-      return 0;
     }
     const wait = this.retry.next();
     this.o.log.warn({ err: message, retry_s: wait / 1000 }, 'upload failed');
@@ -136,18 +155,17 @@ export class Uploader {
     const end = Math.min(this.o.metrics.oldestRawTs() ?? now, tierWindows(now).raw[0]);
     if (held >= end) return false;
     const hourlyFrom = tierWindows(now).hourly[0];
-    // Whole times per batch: a site's devices share each bucket's time.
-    const groups = Math.max(1, Math.floor(this.o.batchSize / Math.max(1, this.o.devices.count())));
+    // One bucket time per batch: the server stamps the whole batch with it.
     const rows = held < hourlyFrom
-      ? this.o.metrics.tierRowsAfter('daily', held, Math.min(end, hourlyFrom), groups)
-      : this.o.metrics.tierRowsAfter('hourly', held, end, groups);
+      ? this.o.metrics.tierRowsAfter('daily', held, Math.min(end, hourlyFrom), 1)
+      : this.o.metrics.tierRowsAfter('hourly', held, end, 1);
     if (!rows.length) {
       // Nothing stood in for that time (the box held no readings then): the server holds up to `end`.
       this.o.store.advanceCursor(0, held < hourlyFrom ? Math.min(end, hourlyFrom) : end);
       return this.sendGap(s);
     }
     const metrics = rows.map(snapshotJson);
-    await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: new Date().toISOString(), metrics });
+    await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: formatTime(rows[0].ts), metrics });
     this.o.store.advanceCursor(0, rows[rows.length - 1].ts);
     return true;
   }
@@ -158,31 +176,41 @@ export class Uploader {
       this.allDevices = false;
     }
     if (!this.dirty.size) return false;
-    const serials = [...this.dirty].slice(0, this.o.batchSize);
-    const devices = serials.map((serial) => this.o.devices.get(serial)).filter((d) => d !== undefined).map(deviceJson);
+    const known: Device[] = [];
+    for (const serial of [...this.dirty]) {
+      const d = this.o.devices.get(serial);
+      if (d) known.push(d);
+      else this.dirty.delete(serial); // deleted meanwhile: nothing to send
+    }
+    if (!known.length) return false;
+    known.sort((a, b) => a.last_seen - b.last_seen);
+    // The server sets a device's first_seen, created_at and last_seen from the batch's timestamp.
+    const batch = sameTimeBatch(known.slice(0, this.o.batchSize), (d) => d.last_seen);
     // Taken out before the call: a change during it marks the serial again and it goes next time.
-    for (const serial of serials) this.dirty.delete(serial);
+    for (const d of batch.rows) this.dirty.delete(d.serial);
     try {
-      if (devices.length) await this.post(s, '/api/v1/devices/batch', { agent_id: s.agentId, timestamp: new Date().toISOString(), devices });
+      await this.post(s, '/api/v1/devices/batch', { agent_id: s.agentId, timestamp: formatTime(batch.timestamp), devices: batch.rows.map(deviceJson) });
     } catch (err) {
-      for (const serial of serials) this.dirty.add(serial);
+      for (const d of batch.rows) this.dirty.add(d.serial);
       throw err;
     }
-    return devices.length > 0;
+    return true;
   }
 
   private async sendMetrics(s: Session): Promise<boolean> {
-    const rows = this.o.metrics.rawAfter(this.o.store.get().metrics_cursor, this.o.batchSize);
-    if (!rows.length) return false;
+    const waiting = this.o.metrics.rawAfter(this.o.store.get().metrics_cursor, this.o.batchSize);
+    if (!waiting.length) return false;
+    const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts);
     const metrics = rows.map((r) => ({ ...snapshotJson(r), tier: 'raw' }));
-    await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: new Date().toISOString(), metrics });
+    await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: formatTime(timestamp), metrics });
     const last = rows[rows.length - 1];
     this.o.store.advanceCursor(last.id, Math.max(...rows.map((r) => r.ts)));
     return true;
   }
 
   private async post(s: Session, path: string, body: unknown): Promise<void> {
-    await s.client.post(path, body, { token: s.token, gzip: this.gzip, signal: this.abort.signal });
+    await s.client.post(path, body, { token: s.token, signal: this.abort.signal });
     this.o.onProgress({ ok: true });
   }
 }
+

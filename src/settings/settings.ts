@@ -3,6 +3,7 @@
 // database, changed by POST /settings (a partial body, all or nothing), applied live.
 import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
 import type { LogLevel } from '../config/config.js';
+import { inheritedKeyProblem, ownValue } from '../model/inherited-keys.js';
 
 export interface V3Setting {
   user: string;
@@ -207,16 +208,20 @@ const RULES: Record<string, Record<string, Rule>> = {
 /** Applies a partial update to `current`; throws SettingsError naming the first bad field. */
 export function mergeSettings(current: Settings, patch: unknown): Settings {
   if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new SettingsError('settings must be a JSON object');
+  // POST /settings has refused these already; managed settings and provisioning come here directly.
+  const inherited = inheritedKeyProblem(patch);
+  if (inherited) throw new SettingsError(inherited);
   const next = structuredClone(current) as unknown as Record<string, Record<string, unknown>>;
   for (const [section, values] of Object.entries(patch)) {
     if (section === 'storage') continue; // GET shows the data file system's state; it is not a setting
-    const rules = RULES[section];
+    // Own properties only: `toString` or `hasOwnProperty` is an unknown setting, not a function to call.
+    const rules = ownValue(RULES, section);
     if (!rules) throw new SettingsError(`unknown setting ${section}`);
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new SettingsError(`${section} must be an object`);
     for (const [key, value] of Object.entries(values)) {
       // GET shows the link's state as server.link; a client that sends it back changes nothing.
       if (section === 'server' && key === 'link') continue;
-      const rule = rules[key];
+      const rule = ownValue(rules, key);
       if (!rule) throw new SettingsError(`unknown setting ${section}.${key}`);
       next[section][key] = rule(value, `${section}.${key}`, next[section][key]);
     }
@@ -235,14 +240,14 @@ export function knownSettingsOnly(stored: unknown): { known: Record<string, Reco
   const unknown: string[] = [];
   if (typeof stored !== 'object' || stored === null || Array.isArray(stored)) return { known, unknown: ['(not an object)'] };
   for (const [section, values] of Object.entries(stored)) {
-    const rules = RULES[section];
+    const rules = ownValue(RULES, section);
     if (!rules || typeof values !== 'object' || values === null || Array.isArray(values)) {
       unknown.push(section);
       continue;
     }
     known[section] = {};
     for (const [key, value] of Object.entries(values)) {
-      if (rules[key]) known[section][key] = value;
+      if (ownValue(rules, key)) known[section][key] = value;
       else unknown.push(`${section}.${key}`);
     }
   }

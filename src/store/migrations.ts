@@ -259,6 +259,15 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    // The central server's managed-settings version is a SHA-256 hex string (server-protocol.md,
+    // Heartbeat), not a number: kept as TEXT (an INTEGER column would turn an all-digit one into a REAL).
+    version: 12,
+    description: 'server_link.managed_settings_version: the central server\'s settings version, as text',
+    up(db) {
+      db.exec(`ALTER TABLE server_link ADD COLUMN managed_settings_version TEXT NOT NULL DEFAULT ''`);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

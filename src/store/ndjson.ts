@@ -12,6 +12,7 @@ import { DEVICE_BACKUP_FIELDS } from '../model/device-fields.js';
 import { METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, serialize, type Field } from '../model/serialize.js';
 import { parseTime } from '../model/time.js';
 import { snapshotJson } from '../model/views.js';
+import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 export const FORMAT = 'printbox-ndjson';
 /** The version export writes. Import reads 1 (no trailer) and 2. */
@@ -246,6 +247,8 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
       }
       try {
         if (!isObject(obj)) throw new Error('expected a JSON object');
+        const inherited = inheritedKeyProblem(obj);
+        if (inherited) throw new Error(inherited);
         if (obj.kind === 'trailer') {
           if (result.version !== 2) throw new Error(`a trailer belongs to a version 2 backup; this one is version 1${hasHeader ? '' : ' (no header)'}`);
           const trailer = parseTrailer(obj);

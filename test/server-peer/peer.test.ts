@@ -61,7 +61,7 @@ const envelope = (type: string, data?: unknown) => JSON.stringify({ type, ...(da
 
 /**
  * A stand-in agent: answers proxy_request (GET /stream* streams three SSE events when asked to
- * stream; anything else echoes method, URL and body), command (command_result {command_id, ok}),
+ * stream; anything else echoes method, URL and body), command (recorded only: fire and forget),
  * and answers a frame it cannot use with {type:'error'}.
  */
 function fakeAgent(token: string): Promise<{ ws: WebSocket; received: unknown[]; closed: Promise<number> }> {
@@ -98,10 +98,7 @@ function fakeAgent(token: string): Promise<{ ws: WebSocket; received: unknown[];
         const echo = Buffer.concat([Buffer.from(`${d.method} ${d.url} `), Buffer.from(d.body, 'base64')]);
         return ws.send(envelope('proxy_response', { request_id: d.request_id, status_code: 200, headers: { 'Content-Type': 'application/octet-stream', 'X-Got': JSON.stringify(d.headers) }, body: echo.toString('base64') }));
       }
-      if (msg?.type === 'command') {
-        return ws.send(envelope('command_result', { command_id: d.command_id, ok: d.command !== 'fail', ...(d.command === 'fail' ? { error: 'no such command' } : { echo: d }) }));
-      }
-      if (msg?.type === 'pong') return;
+      if (msg?.type === 'command' || msg?.type === 'pong') return;
       ws.send(envelope('error', { message: `unknown type ${String(msg?.type)}` }));
     });
   });
@@ -148,23 +145,23 @@ test('register-with-token: a known token issues an agent token, an unknown one i
 
 test('heartbeat: 401 without or with an unknown token; snapshot only while the agent is behind; body recorded verbatim', async () => {
   const token = await register('hb-agent');
-  const hb = (v: number, extra: object = {}) => ({ agent_id: 'hb-agent', timestamp: new Date().toISOString(), status: 'active', version: '0.1.0', settings_version: v, ...extra });
-  assert.equal((await post('/api/v1/agents/heartbeat', hb(0))).status, 401);
-  assert.equal((await post('/api/v1/agents/heartbeat', hb(0), { token: 'forged' })).status, 401);
-  const none = await post('/api/v1/agents/heartbeat', hb(0), { token });
+  const hb = (v: string, extra: object = {}) => ({ agent_id: 'hb-agent', timestamp: new Date().toISOString(), status: 'active', version: '0.1.0', settings_version: v, ...extra });
+  assert.equal((await post('/api/v1/agents/heartbeat', hb(''))).status, 401);
+  assert.equal((await post('/api/v1/agents/heartbeat', hb(''), { token: 'forged' })).status, 401);
+  const none = await post('/api/v1/agents/heartbeat', hb(''), { token });
   assert.equal(none.status, 200);
-  assert.deepEqual(none.json, { success: true, settings_version: 0 });
+  assert.deepEqual(none.json, { success: true, settings_version: '' });
 
-  peer.setManagedSettings(3, { discovery: { interval_minutes: 15 } });
-  const behind = await post('/api/v1/agents/heartbeat', hb(2), { token });
-  assert.deepEqual(behind.json, { success: true, settings_version: 3, settings_snapshot: { discovery: { interval_minutes: 15 } } });
-  const current = await post('/api/v1/agents/heartbeat', hb(3, { settings_error: { version: 3, error: 'rejected' } }), { token });
-  assert.deepEqual(current.json, { success: true, settings_version: 3 });
+  peer.setManagedSettings('v3', { settings: { snmp: { timeout_ms: 1500 } } });
+  const behind = await post('/api/v1/agents/heartbeat', hb('v2'), { token });
+  assert.deepEqual(behind.json, { success: true, settings_version: 'v3', settings_snapshot: { settings: { snmp: { timeout_ms: 1500 } } } });
+  const current = await post('/api/v1/agents/heartbeat', hb('v3', { settings_error: { version: 'v3', error: 'rejected' } }), { token });
+  assert.deepEqual(current.json, { success: true, settings_version: 'v3' });
   const last = peer.httpHeartbeats().at(-1)!;
-  assert.deepEqual(last.body.settings_error, { version: 3, error: 'rejected' });
+  assert.deepEqual(last.body.settings_error, { version: 'v3', error: 'rejected' });
   assert.equal(last.agentId, 'hb-agent');
   assert.deepEqual(peer.httpHeartbeats().map((h) => h.snapshotSent), [false, true, false]);
-  peer.setManagedSettings(0, {});
+  peer.setManagedSettings('', {});
 });
 
 test('batches: a gzip metrics batch is decoded and recorded with sizes; devices; dedupe view; revoked tokens are 401', async () => {
@@ -338,12 +335,13 @@ test('websocket: heartbeat is recorded and answered with pong; proxy, streaming 
   assert.equal(conn.pings, 2);
   peer.setWsPongs(true);
 
-  const c = await peer.command('collect', { serial: 'SN1' });
-  assert.equal(c.ok, true);
-  assert.equal((c.echo as any).serial, 'SN1');
-  assert.equal(typeof c.command_id, 'string');
-  const f = await peer.command('fail');
-  assert.deepEqual([f.ok, f.error], [false, 'no such command']);
+  const commands = agent.received.length;
+  await peer.command('collect', { serial: 'SN1' });
+  await poll(() => agent.received.length > commands, 5000, 'the command frame');
+  const c = agent.received.slice(commands).find((m: any) => m?.type === 'command') as any;
+  assert.equal(c.data.command, 'collect');
+  assert.equal(c.data.serial, 'SN1');
+  assert.equal(typeof c.data.command_id, 'string');
 
   agent.ws.close();
   await agent.closed;

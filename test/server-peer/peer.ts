@@ -10,7 +10,9 @@
 //   HTTP (JSON; request bodies may be Content-Encoding: gzip):
 //     POST /api/v1/agents/register-with-token  {token, agent_id, ...} -> {success, tenant_id, agent_token} | 401
 //     POST /api/v1/agents/register             {agent_id, ...}        -> {success, agent_id, token} | 401
-//     POST /api/v1/agents/heartbeat    (Bearer) -> {success, settings_version, settings_snapshot?}
+//     POST /api/v1/agents/heartbeat    (Bearer) -> {success, settings_version, settings_snapshot?}: as the
+//       reference server, the version is a string (set by setManagedSettings), sent with the snapshot
+//       whenever the agent's settings_version differs from it
 //     POST /api/v1/devices/batch       (Bearer) {agent_id, timestamp, devices:[...]} -> {success, received}
 //     POST /api/v1/metrics/batch       (Bearer) {agent_id, timestamp, metrics:[...]} -> {success, received}
 //     POST /api/v1/auth/login          {username, password} -> {token, expires_at} | 401
@@ -37,9 +39,8 @@
 //       headers} arrives; later chunks carry base64 in `chunk`; proxy_stream_end closes it.
 //       waitForBytes(n) / waitForText(s) / waitForEnd(); a one-piece proxy_response is accepted
 //       (buffered: true). A socket closing rejects what is still waiting.
-//     command(name, params?, ms?) sends command {...params, command_id, command} and resolves the
-//       command_result's data ({command_id, ok, error?}), matched by command_id (a result without
-//       one answers the oldest waiting command).
+//     command(name, params?) sends command {...params, command_id, command}: fire and forget, as the
+//       reference server does (it knows no command_result; tests watch for the command's effect).
 //     Every frame the peer sends is {type, data, timestamp}. Replies are read from `data`, or from
 //     the top level when the agent sent no `data` object. A WS heartbeat is answered with `pong`.
 //   waitFor(probe, ms, what?) -> resolves probe()'s first value other than undefined/false
@@ -220,7 +221,7 @@ export interface ServerPeer {
   setMode(mode: PeerMode, opts?: ModeOptions): Promise<void>;
   issueToken(agentId: string): string;
   revokeTokens(): void;
-  setManagedSettings(version: number, snapshot: Json): void;
+  setManagedSettings(version: string, snapshot: Json): void;
   registrations(): Registration[];
   httpHeartbeats(): HttpHeartbeat[];
   batches(kind?: 'devices' | 'metrics'): Batch[];
@@ -242,7 +243,7 @@ export interface ServerPeer {
   sendRaw(text: string | Buffer): void;
   proxy(req: ProxyRequest & { streaming: true }, timeoutMs?: number): Promise<ProxyStream>;
   proxy(req: ProxyRequest, timeoutMs?: number): Promise<ProxyResponse>;
-  command(name: string, params?: Json, timeoutMs?: number): Promise<Json>;
+  command(name: string, params?: Json): Promise<void>;
   waitFor<T>(probe: () => T | undefined | false, timeoutMs?: number, what?: string): Promise<T>;
 }
 
@@ -307,7 +308,7 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
   let modeOpts: ModeOptions = {};
   let stopped = false;
   let wsPongs = true;
-  let managed: { version: number; snapshot: Json } = { version: 0, snapshot: {} };
+  let managed: { version: string; snapshot: Json } = { version: '', snapshot: {} };
   const agentTokens = new Map<string, string>(); // agent token -> agent_id
   const userTokens = new Set<string>();
   const registrations: Registration[] = [];
@@ -325,7 +326,6 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
 
   type Pending = { conn: number; onFrame(f: Frame): void; onClose(): void };
   const pendingProxies = new Map<string, Pending>();
-  const pendingCommands = new Map<string, { conn: number; resolve(v: Json): void; reject(e: Error): void; timer: NodeJS.Timeout }>();
 
   function waitFor<T>(probe: () => T | undefined | false, timeoutMs = 10_000, what = 'a condition'): Promise<T> {
     return new Promise((resolve, reject) => {
@@ -407,8 +407,7 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
       case '/api/v1/agents/heartbeat': {
         const denied = needAgent();
         if (denied) return denied;
-        const reported = Number(body.settings_version ?? 0);
-        const behind = !(reported >= managed.version) && managed.version > 0;
+        const behind = managed.version !== '' && body.settings_version !== managed.version;
         heartbeatsHttp.push({ at: Date.now(), agentId: agentId!, body, snapshotSent: behind });
         return {
           status: 200,
@@ -553,12 +552,6 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
       conn.closedAt = Date.now();
       conn.closeCode = code;
       for (const [id, p] of pendingProxies) if (p.conn === conn.id) (pendingProxies.delete(id), p.onClose());
-      for (const [id, p] of pendingCommands) {
-        if (p.conn !== conn.id) continue;
-        pendingCommands.delete(id);
-        clearTimeout(p.timer);
-        p.reject(new Error(`server peer: agent socket closed before the command_result for ${id}`));
-      }
       emit();
     });
     emit();
@@ -580,15 +573,6 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
     else if (type === 'proxy_response' || type === 'proxy_stream_chunk' || type === 'proxy_stream_end') {
       const id = f.data.request_id;
       if (typeof id === 'string') pendingProxies.get(id)?.onFrame(f);
-    } else if (type === 'command_result') {
-      // Matched by command_id; a result without one answers the oldest command still waiting.
-      const id = typeof f.data.command_id === 'string' ? f.data.command_id : [...pendingCommands.keys()][0];
-      const p = id === undefined ? undefined : pendingCommands.get(id);
-      if (p) {
-        pendingCommands.delete(id!);
-        clearTimeout(p.timer);
-        p.resolve(f.data);
-      }
     }
     emit();
   }
@@ -759,22 +743,8 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
     });
   }
 
-  function command(name: string, params: Json = {}, timeoutMs = 15_000): Promise<Json> {
-    let conn: AgentConn;
-    try {
-      conn = mustConn();
-    } catch (e) {
-      return Promise.reject(e);
-    }
-    const id = randomUUID();
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pendingCommands.delete(id);
-        reject(new Error(`server peer: no command_result for ${name} (${id}) within ${timeoutMs} ms`));
-      }, timeoutMs);
-      pendingCommands.set(id, { conn: conn.id, resolve, reject, timer });
-      sendTo(conn, 'command', { ...params, command_id: id, command: name });
-    });
+  async function command(name: string, params: Json = {}): Promise<void> {
+    sendTo(mustConn(), 'command', { ...params, command_id: randomUUID(), command: name });
   }
 
   // ---- listener ----
@@ -826,11 +796,6 @@ export async function startServerPeer(opts: PeerOptions = {}): Promise<ServerPee
       // Normally done by each socket's close event; this covers anything still waiting.
       for (const p of pendingProxies.values()) p.onClose();
       pendingProxies.clear();
-      for (const [id, p] of pendingCommands) {
-        clearTimeout(p.timer);
-        p.reject(new Error(`server peer: stopped before the command_result for ${id}`));
-      }
-      pendingCommands.clear();
       if (process.env.KEEP_TEST_DIRS !== '1') rmSync(dir, { recursive: true, force: true });
     },
     mode: () => mode,

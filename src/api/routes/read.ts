@@ -9,6 +9,7 @@ import { deviceJson, printerInfoOf, SAVED_ENTRY_SOURCE, savedEntryText, snapshot
 import { BOUNDS_FIELDS, serialize } from '../../model/serialize.js';
 import { parseTime } from '../../model/time.js';
 import { versionInfo } from '../../version.js';
+import { ownValue } from '../../model/inherited-keys.js';
 
 const DAY = 86_400_000;
 const PERIODS: Record<string, number> = { day: DAY, week: 7 * DAY, month: 30 * DAY, year: 365 * DAY };
@@ -127,7 +128,7 @@ export function register(app: App, ctx: AgentContext): void {
       since = s;
       until = u;
     } else {
-      since = now - (PERIODS[q.get('period') ?? ''] ?? PERIODS.week);
+      since = now - (ownValue(PERIODS, q.get('period') ?? '') ?? PERIODS.week);
     }
     let maxPoints = parseInteger(q.get('maxPoints'));
     if (maxPoints === undefined || maxPoints <= 0) maxPoints = MAX_POINTS_DEFAULT;

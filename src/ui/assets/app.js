@@ -635,12 +635,14 @@
     // Central server
     const link = h('div', { id: 'server-link' });
     function drawLink(l) {
-      const text = { off: 'Not linked: no server address set.', registering: 'Enrolling with the server…', rejected: 'The server refused the enrollment token.', online: 'Online.', offline: 'Registered, the server is not reachable now (uploads wait).' }[l.state] || l.state;
-      link.replaceChildren(h('p', {}, h('span', { class: 'badge' + (l.state === 'online' ? ' ok' : l.state === 'rejected' ? ' bad' : ''), text: l.state }), ' ', text),
+      const text = { off: 'Not linked: no server address set.', registering: 'Enrolling with the server…', rejected: 'The server refused the enrollment token.', online: 'Online.', failing: 'Connected, but the server refuses uploads (they are kept and retried).', offline: 'Registered, the server is not reachable now (uploads wait).' }[l.state] || l.state;
+      link.replaceChildren(h('p', {}, h('span', { class: 'badge' + (l.state === 'online' ? ' ok' : l.state === 'rejected' || l.state === 'failing' ? ' bad' : ''), text: l.state }), ' ', text),
         h('dl', { class: 'facts' }, h('dt', { text: 'Box id' }), h('dd', { text: l.agent_id }),
           h('dt', { text: 'Waiting to upload' }), h('dd', { text: fmtInt(l.backlog) + ' readings' }),
           l.last_heartbeat_at ? [h('dt', { text: 'Last heartbeat' }), h('dd', { text: when(l.last_heartbeat_at) })] : null,
           l.last_upload_at ? [h('dt', { text: 'Last upload' }), h('dd', { text: when(l.last_upload_at) })] : null,
+          l.upload_error ? [h('dt', { text: 'Upload error' }), h('dd', { class: 'error', text: l.upload_error })] : null,
+          l.settings_unmapped ? [h('dt', { text: 'Managed settings not applied' }), h('dd', { text: l.settings_unmapped.join('; ') })] : null,
           l.last_error ? [h('dt', { text: 'Last error' }), h('dd', { class: 'error', text: l.last_error })] : null));
     }
     drawLink(s.server.link);
