@@ -102,6 +102,18 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
     assertSameReadings(PRINTER.serial, box, serverReadings(pm, PRINTER.serial));
   });
 
+  test('the server\'s "collect metrics" button: the box answers a job at once (async=true), the reading follows', async () => {
+    const before = boxReadings(agent, PRINTER.serial).length;
+    // The server's own route, which asks the box with ?async=true through the channel.
+    const r = await pm.api('POST', '/devices/metrics/collect', { serial: PRINTER.serial });
+    assert.equal(r.status, 202, r.text);
+    assert.match(String(r.json?.job_id), /^[0-9a-f-]{36}$/, r.text);
+    await until('the reading on the box', () => boxReadings(agent, PRINTER.serial).length > before, 60_000);
+    const box = boxReadings(agent, PRINTER.serial);
+    await until('it on the server', () => serverReadings(pm, PRINTER.serial).length >= box.length);
+    assertSameReadings(PRINTER.serial, box, serverReadings(pm, PRINTER.serial));
+  });
+
   test('deletes both ways: the server\'s reaches the box (not echoed back), the box\'s reaches the server', async () => {
     const onBox = async () => (JSON.parse((await agent.get('/devices/list')).body) as Json[]).map((d) => d.serial);
     const onServer = () => pm.query<{ serial: string }>('SELECT serial FROM devices').map((d) => d.serial);
