@@ -8,6 +8,8 @@
 //   Relay.url               -> give it to the agent as its server URL
 //   Relay.requests          -> what went through: {method, path, status, at}; upgrades have method "UPGRADE"
 //   Relay.refused           -> paths answered 503 here (not passed on) while they are in the set
+//   Relay.loseAnswer        -> paths whose next request goes to the server but whose answer is lost (the
+//                              connection is cut once the server has answered); each path once
 //   Relay.close()
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -22,6 +24,8 @@ export interface RelayedRequest {
   path: string;
   /** 0 while the answer has not come (or never came). */
   status: number;
+  /** The server answered but the relay cut the connection instead of passing the answer on. */
+  lost?: boolean;
   at: number;
 }
 
@@ -29,6 +33,7 @@ export interface Relay {
   url: string;
   requests: RelayedRequest[];
   refused: Set<string>;
+  loseAnswer: Set<string>;
   close(): Promise<void>;
 }
 
@@ -37,6 +42,7 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
   const upstream = { host: '127.0.0.1', port: pm.port, ca, checkServerIdentity: () => undefined };
   const requests: RelayedRequest[] = [];
   const refused = new Set<string>();
+  const loseAnswer = new Set<string>();
   const note = (method: string, url: string | undefined): RelayedRequest => {
     const r = { method, path: (url ?? '').split('?')[0], status: 0, at: Date.now() };
     requests.push(r);
@@ -53,8 +59,15 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
         res.writeHead(503, { 'content-type': 'text/plain' }).end('refused by the test relay\n');
         return;
       }
+      const lose = loseAnswer.delete(seen.path);
       const out = https.request({ ...upstream, method: req.method, path: req.url, headers: req.headers }, (up) => {
         seen.status = up.statusCode ?? 0;
+        if (lose) {
+          seen.lost = true;
+          up.resume();
+          up.on('end', () => res.destroy());
+          return;
+        }
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       });
@@ -73,6 +86,7 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
     url: `https://127.0.0.1:${port}`,
     requests,
     refused,
+    loseAnswer,
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

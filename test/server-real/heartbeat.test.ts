@@ -3,19 +3,22 @@
 // (test/helpers/pm-relay.ts) that refuses the WebSocket upgrade and passes every plain request
 // through, so the only heartbeats the server can get are the HTTP ones, and the relay sees each
 // answer's status. At first it refuses the heartbeat too: what the server then knows of the box
-// came with its registration alone.
+// came with its registration alone. Last, it loses the answer to one metrics batch.
 import assert from 'node:assert/strict';
 import os from 'node:os';
 import { after, before, describe, test } from 'node:test';
-import { startAgent, stopAll, type Agent } from '../helpers/agent.js';
+import { importNdjson, startAgent, stopAll, type Agent } from '../helpers/agent.js';
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../helpers/printmaster.js';
 import { startRelay, type Relay } from '../helpers/pm-relay.js';
-import { linkOf, pmTime, primaryAddress, until, type Json } from '../helpers/pm-checks.js';
+import { assertSameReadings, boxReadings, linkOf, pmTime, primaryAddress, serverReadings, until, type Json } from '../helpers/pm-checks.js';
+import { MINUTE, device, metrics, ndjson, nowSeconds } from '../helpers/seed.js';
 
 const why = printmasterUnavailable();
 const HEARTBEAT = '/api/v1/agents/heartbeat';
+const METRICS = '/api/v1/metrics/batch';
+const LOST = ['LOST-1', 'LOST-2'];
 
-describe('registration and HTTP heartbeats with the WebSocket down', { skip: why ?? false }, () => {
+describe('through a relay: registration, HTTP heartbeats with the WebSocket down, a lost answer', { skip: why ?? false }, () => {
   let pm: PmServer;
   let relay: Relay;
   let agent: Agent;
@@ -24,7 +27,12 @@ describe('registration and HTTP heartbeats with the WebSocket down', { skip: why
     pm = await startPrintmaster();
     relay = await startRelay(pm);
     relay.refused.add(HEARTBEAT);
-    agent = await startAgent({ serverUrl: relay.url, server: { enrollment_token: pm.token, ca_file: pm.caFile } });
+    agent = await startAgent({
+      serverUrl: relay.url,
+      server: { enrollment_token: pm.token, ca_file: pm.caFile },
+      // Devices for the last test: on the server before any of their readings (it refuses a reading of a device it lacks).
+      seed: ndjson(LOST.map((serial, k) => device(serial, { ip: `127.0.6.${50 + k}` }))),
+    });
   });
   after(async () => {
     await stopAll();
@@ -90,5 +98,27 @@ describe('registration and HTTP heartbeats with the WebSocket down', { skip: why
     });
     assert.equal(link.channel_connected, false);
     assert.equal(link.last_error, undefined);
+  });
+
+  test('an answer lost on the way back: the batch is sent again, and the server (which does not dedupe) holds that batch twice, nothing more', async () => {
+    const now = nowSeconds();
+    const rounds = [30, 20, 10].map((m) => now - m * MINUTE);
+    const serials = LOST;
+    await until('the devices on the server', () => pm.query('SELECT serial FROM devices').length === LOST.length);
+    relay.loseAnswer.add(METRICS);
+    const r = await importNdjson(agent.configPath, ndjson(rounds.flatMap((ts, i) => serials.map((serial) => metrics(serial, 'raw', ts, { page_count: 10 + i })))));
+    assert.equal(r.code, 0, r.stderr);
+    await until('the lost answer', () => relay.requests.some((q) => q.path === METRICS && q.lost), 60_000);
+    await until('the backlog sent', async () => (await linkOf(agent)).backlog === 0, 60_000);
+    const batches = relay.requests.filter((q) => q.path === METRICS);
+    assert.ok(batches.every((q) => q.lost || (q.status >= 200 && q.status < 300)), JSON.stringify(batches));
+    for (const serial of serials) {
+      const box = boxReadings(agent, serial);
+      const server = serverReadings(pm, serial);
+      // The first round twice (its batch was stored, its answer lost, so it went again), each other once.
+      assert.deepEqual(server.map((t) => Math.round((t - now) / MINUTE)), [-30, -30, -20, -10], `${serial} on the server`);
+      assertSameReadings(serial, box, [...new Set(server)]);
+    }
+    assert.equal(batches.length, rounds.length + 1, 'one batch a round, and the one sent again');
   });
 });
