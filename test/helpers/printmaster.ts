@@ -113,9 +113,21 @@ function cookieFromJar(jar: string): string {
 }
 
 export async function startPrintmaster(): Promise<PmServer> {
-  const dir = mkdtempSync(join(tmpdir(), 'pbx-pm-'));
-  const port = await freePort();
-  const vars = await runStart(dir, port);
+  // start.sh signs in as soon as the port answers; on a loaded machine the server may not have
+  // made its admin account by then ("no join token"): a second start, in a fresh directory, does.
+  let dir = '';
+  let port = 0;
+  let vars: Record<string, string> | undefined;
+  for (let attempt = 1; !vars; attempt++) {
+    dir = mkdtempSync(join(tmpdir(), 'pbx-pm-'));
+    port = await freePort();
+    try {
+      vars = await runStart(dir, port);
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      if (attempt >= 2) throw err;
+    }
+  }
   let pid = Number(vars.PM_PID);
   live.add(pid);
   const ca = readFileSync(vars.PM_CA_FILE, 'utf8');
