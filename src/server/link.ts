@@ -97,6 +97,7 @@ export class ServerLink {
         if (p.ok) this.lastUpload = new Date().toISOString();
         this.uploadError = p.ok ? undefined : p.error;
         if (!p.ok) this.lastError = `upload failed: ${p.error}`;
+        else if (this.lastError?.startsWith('upload failed')) this.lastError = undefined;
         this.changed();
       },
       batchSize: o.uploadBatchSize ?? 100,

@@ -59,9 +59,20 @@ export function sameTimeBatch<T>(rows: T[], time: (row: T) => number): { rows: T
 // New rows also wake the loop (device_change events); this catches rows no event announced (an import).
 const IDLE_CHECK_MS = 10_000;
 
+/** The server answered 2xx but stored fewer items than it was sent (its `stored`). */
+class PartlyStored extends Error {}
+
 export class Uploader {
   private readonly dirty = new Set<string>();
   private allDevices = true;
+  /**
+   * Serials whose device record the server took in this run. The reference server refuses a
+   * reading of a device it does not hold (and answers 200 with a lower `stored`), so a reading
+   * goes only after its device did.
+   */
+  private readonly onServer = new Set<string>();
+  /** How much of one gap bucket (its time) went already: a bucket of a large site spans batches. */
+  private gapSent = { ts: 0, rows: 0 };
   private readonly retry = new Backoff();
   private running = false;
   private wake: (() => void) | undefined;
@@ -75,6 +86,7 @@ export class Uploader {
     this.running = true;
     this.abort = new AbortController();
     this.allDevices = true;
+    this.onServer.clear();
     this.loopDone = this.loop();
   }
 
@@ -164,9 +176,16 @@ export class Uploader {
       this.o.store.advanceCursor(0, held < hourlyFrom ? Math.min(end, hourlyFrom) : end);
       return this.sendGap(s);
     }
-    const metrics = rows.map(snapshotJson);
-    await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: formatTime(rows[0].ts), metrics });
-    this.o.store.advanceCursor(0, rows[rows.length - 1].ts);
+    const from = this.gapSent.ts === rows[0].ts ? this.gapSent.rows : 0;
+    const chunk = rows.slice(from, from + this.o.batchSize);
+    if (this.needDevices(chunk)) return this.sendDevices(s);
+    await this.postMetrics(s, chunk, rows[0].ts, chunk.map(snapshotJson));
+    // The cursor passes the bucket once all of it went; a restart in between sends it again whole.
+    if (from + chunk.length < rows.length) this.gapSent = { ts: rows[0].ts, rows: from + chunk.length };
+    else {
+      this.gapSent = { ts: 0, rows: 0 };
+      this.o.store.advanceCursor(0, rows[0].ts);
+    }
     return true;
   }
 
@@ -194,22 +213,51 @@ export class Uploader {
       for (const d of batch.rows) this.dirty.add(d.serial);
       throw err;
     }
+    for (const d of batch.rows) this.onServer.add(d.serial);
     return true;
+  }
+
+  /** Marks the devices of `rows` the server has not taken in this run; true when there are any. */
+  private needDevices(rows: { serial: string }[]): boolean {
+    let missing = false;
+    for (const { serial } of rows) {
+      if (this.onServer.has(serial) || !this.o.devices.get(serial)) continue;
+      this.dirty.add(serial);
+      missing = true;
+    }
+    return missing;
   }
 
   private async sendMetrics(s: Session): Promise<boolean> {
     const waiting = this.o.metrics.rawAfter(this.o.store.get().metrics_cursor, this.o.batchSize);
     if (!waiting.length) return false;
     const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts);
-    const metrics = rows.map((r) => ({ ...snapshotJson(r), tier: 'raw' }));
-    await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: formatTime(timestamp), metrics });
+    if (this.needDevices(rows)) return this.sendDevices(s);
+    await this.postMetrics(s, rows, timestamp, rows.map((r) => ({ ...snapshotJson(r), tier: 'raw' })));
     const last = rows[rows.length - 1];
     this.o.store.advanceCursor(last.id, Math.max(...rows.map((r) => r.ts)));
     return true;
   }
 
-  private async post(s: Session, path: string, body: unknown): Promise<void> {
-    await s.client.post(path, body, { token: s.token, signal: this.abort.signal });
+  /**
+   * A metrics batch. When the server stored fewer than it got (it lost a device: deleted there),
+   * the batch's devices go again and so does the batch, after a backoff: the readings it did keep
+   * are then stored twice there, never lost. Until then the link shows the upload error.
+   */
+  private async postMetrics(s: Session, rows: { serial: string }[], timestamp: number, metrics: Record<string, unknown>[]): Promise<void> {
+    try {
+      await this.post(s, '/api/v1/metrics/batch', { agent_id: s.agentId, timestamp: formatTime(timestamp), metrics });
+    } catch (err) {
+      if (err instanceof PartlyStored) for (const { serial } of rows) this.onServer.delete(serial);
+      throw err;
+    }
+  }
+
+  private async post(s: Session, path: string, body: { agent_id: string; timestamp: string; devices?: unknown[]; metrics?: unknown[] }): Promise<void> {
+    const r = await s.client.post(path, body, { token: s.token, signal: this.abort.signal });
+    const sent = (body.devices ?? body.metrics ?? []).length;
+    const stored = r.json.stored;
+    if (typeof stored === 'number' && stored < sent) throw new PartlyStored(`the server stored ${stored} of ${sent} (${path})`);
     this.o.onProgress({ ok: true });
   }
 }

@@ -137,4 +137,20 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
   test('nothing the box sent made the server complain (no command_result, no bad bodies)', () => {
     assert.deepEqual(protocolComplaints(pm.log()), []);
   });
+
+  // Last: the server refuses (and logs) a reading of a device it no longer holds.
+  test('a device deleted on the server alone comes back with the box\'s next reading, which is not lost', async () => {
+    const onServer = () => pm.query<{ serial: string }>('SELECT serial FROM devices WHERE serial = ?', PRINTER.serial).length > 0;
+    const r = await pm.api('POST', '/api/v1/devices/delete', { serial: PRINTER.serial, delete_from_agent: false });
+    assert.equal(r.status, 200, r.text);
+    assert.equal(onServer(), false);
+    const before = boxReadings(agent, PRINTER.serial).length;
+    assert.equal((await pm.api('POST', `/api/v1/agents/command/${agentId}`, { command: 'collect' })).status, 200);
+    await until('a new reading on the box', () => boxReadings(agent, PRINTER.serial).length > before, 60_000);
+    const latest = boxReadings(agent, PRINTER.serial).at(-1)!;
+    // The server answers 200 with a lower `stored`: the box sends the device again, then the reading.
+    await until('the device back on the server', onServer, 60_000);
+    await until('the new reading on the server', () => serverReadings(pm, PRINTER.serial).some((t) => Math.abs(t - latest) <= 60_000), 60_000);
+    await until('the link without an upload error', async () => (await linkOf(agent)).upload_error === undefined);
+  });
 });
