@@ -26,6 +26,8 @@ export interface Settings {
     auto_discover_interval_minutes: number;
     /** CIDR list; when non-empty, no packet is sent outside it. */
     allowed_ranges: string[];
+    /** Listen for printers announcing themselves by mDNS/DNS-SD and read them by IPP (discovery/mdns.ts). */
+    mdns_enabled: boolean;
   };
   snmp: {
     /** Tried in order for v1/v2c. */
@@ -88,6 +90,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       auto_discover: d.auto_discover,
       auto_discover_interval_minutes: 60,
       allowed_ranges: [...d.allowed_ranges],
+      mdns_enabled: true,
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
@@ -197,6 +200,7 @@ const RULES: Record<string, Record<string, Rule>> = {
     auto_discover: bool,
     auto_discover_interval_minutes: int(5, 10_080),
     allowed_ranges: cidrList,
+    mdns_enabled: bool,
   },
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },
