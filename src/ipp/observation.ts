@@ -64,7 +64,7 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
   const { state: s, announcement: a } = i;
   const txt = a?.txt ?? {};
   const id = parseDeviceId(s.deviceId);
-  const uuid = s.uuid ?? txt.UUID;
+  const uuid = s.uuid ?? txt.uuid;
   const serial = text(id?.serial, 64) ?? uuidKey(uuid);
   if (!serial) return undefined;
   const makeAndModel = text(s.makeAndModel) ?? text(txt.ty);
@@ -75,8 +75,8 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
   const location = text(s.location) ?? text(txt.note);
   const web_ui_url = webUrl(s.webUiUrl) ?? webUrl(txt.adminurl);
   const services = a?.services ?? [];
-  const colour = s.colorSupported ?? (txt.Color ? txt.Color === 'T' : undefined);
-  const duplex = s.duplexSupported ?? (txt.Duplex ? txt.Duplex === 'T' : undefined);
+  const colour = s.colorSupported ?? (txt.color ? txt.color === 'T' : undefined);
+  const duplex = s.duplexSupported ?? (txt.duplex ? txt.duplex === 'T' : undefined);
   const detection = [
     ...services.map((t) => `mdns: ${t}`),
     `ipp: ${i.tls ? 'ipps' : 'ipp'} port ${i.port} answered Get-Printer-Attributes`,
@@ -99,6 +99,7 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
     ...(s.mediaSheets !== undefined ? { meters: { media_sheets: s.mediaSheets } } : {}),
     ...(supplies ? { consumables: supplies.consumables, toner_levels: supplies.levels } : {}),
     status_messages: status,
+    ...(s.state ? { printer_state: s.state } : {}),
     open_ports: [i.port],
     ...(services.length ? { advertised_services: services } : {}),
     detection_reasons: detection,

@@ -60,6 +60,8 @@ export interface SettingsDefaults {
   subnet_scan: boolean;
   auto_discover: boolean;
   allowed_ranges: string[];
+  /** The config file's `[discovery] mdns_enabled` (default true). */
+  mdns_enabled?: boolean;
   /** From the config file's `[server]`; provisioning, /settings or the server itself may change them. */
   server?: { url: string; enrollment_token: string };
   /** The config file's `[log] level`. */
@@ -90,7 +92,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       auto_discover: d.auto_discover,
       auto_discover_interval_minutes: 60,
       allowed_ranges: [...d.allowed_ranges],
-      mdns_enabled: true,
+      mdns_enabled: d.mdns_enabled ?? true,
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },

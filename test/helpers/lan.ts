@@ -43,6 +43,8 @@ export interface LanRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string;
+  /** Bytes of the response body kept (default 4 KiB). */
+  maxBody?: number;
 }
 
 export interface LanResponse {
@@ -159,7 +161,7 @@ for await (const c of process.stdin) input += c;
 const cfg = JSON.parse(input);
 
 // -> null (need more data), {res} or {error}
-function parse(buf, closed, method) {
+function parse(buf, closed, method, limit = 4096) {
   let start = 0;
   for (;;) {
     const end = buf.indexOf('\r\n\r\n', start);
@@ -180,7 +182,7 @@ function parse(buf, closed, method) {
       else headers[k] = k in headers ? headers[k] + ', ' + v : v;
     }
     const rest = buf.subarray(start);
-    const done = (body) => ({ res: { status, headers, body: body.subarray(0, 4096).toString('utf8'), truncated: body.length > 4096 } });
+    const done = (body) => ({ res: { status, headers, body: body.subarray(0, limit).toString('utf8'), truncated: body.length > limit } });
     if (method === 'HEAD' || status === 204 || status === 304) return done(Buffer.alloc(0));
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       const parts = [];
@@ -232,12 +234,12 @@ function one(r) {
     sock.on('secureConnect', () => sock.write(Buffer.concat([Buffer.from(head + '\r\n', 'latin1'), body])));
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
-      const p = parse(buf, false, method.toUpperCase());
+      const p = parse(buf, false, method.toUpperCase(), r.maxBody);
       if (p) finish(p);
     });
-    sock.on('end', () => finish(parse(buf, true, method.toUpperCase())));
-    sock.on('close', () => finish(parse(buf, true, method.toUpperCase())));
-    sock.on('error', (e) => finish(buf.length ? parse(buf, true, method.toUpperCase()) : { error: e.message }));
+    sock.on('end', () => finish(parse(buf, true, method.toUpperCase(), r.maxBody)));
+    sock.on('close', () => finish(parse(buf, true, method.toUpperCase(), r.maxBody)));
+    sock.on('error', (e) => finish(buf.length ? parse(buf, true, method.toUpperCase(), r.maxBody) : { error: e.message }));
   });
 }
 
@@ -284,7 +286,7 @@ export async function lanRequest(lan: Lan, fromAddress: string, port: number, re
   return (await lanRequests(lan, fromAddress, port, [typeof req === 'string' ? { path: req } : req]))[0];
 }
 
-export async function startAgentInBox(lan: Lan, opts: AgentOptions = {}): Promise<BoxAgent> {
+export async function startAgentInBox(lan: Pick<Lan, 'boxNs'>, opts: AgentOptions = {}): Promise<BoxAgent> {
   const config = opts.config ?? (await writeConfig({ ...opts, listenAddress: '0.0.0.0' }));
   if (opts.seed !== undefined) {
     const r = await importNdjson(config.configPath, opts.seed);

@@ -117,7 +117,7 @@ test('IPP: a printer with no serial is keyed by its printer-uuid; the announceme
   );
   const o = ippObservation({
     ip: '198.18.9.6', port: 443, tls: true, state: s, now: 0,
-    announcement: { services: ['_ipps._tcp', '_ipp._tcp'], host: 'zed.local', txt: { note: 'Hall', adminurl: 'http://zed.local/', Color: 'F', Duplex: 'F', pdl: 'application/pdf,image/pwg-raster' } },
+    announcement: { services: ['_ipps._tcp', '_ipp._tcp'], host: 'zed.local', txt: { note: 'Hall', adminurl: 'http://zed.local/', color: 'F', duplex: 'F', pdl: 'application/pdf,image/pwg-raster' } },
   });
   assert.ok(o);
   assert.equal(o.serial, 'UUID-0a0b0c0d-1111-2222-3333-444455556666');
