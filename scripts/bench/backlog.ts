@@ -62,7 +62,7 @@ async function drain(withLoad: boolean): Promise<void> {
     const config = join(dir, 'agent.toml');
     writeFileSync(
       config,
-      `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "local"\n` +
+      `data_dir = "${dir}/data"\n[discovery]\nmdns_enabled = false\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "local"\n` +
         `[server]\nurl = "${peer.url}"\nenrollment_token = "${peer.enrollmentToken}"\nca_file = "${peer.caFile}"\n[log]\nlevel = "warn"\n`,
     );
     writeFileSync(join(dir, 'seed.ndjson'), outage(Date.now()));

@@ -59,17 +59,57 @@ export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Prom
   return readBoth(target, announcement, ctx);
 }
 
+/**
+ * After IPP answered, how long a silent SNMP agent is still waited for. A printer that answers
+ * SNMP does so within milliseconds on a LAN; one that does not would hold the listing for the
+ * whole SNMP timeout (issue 33's goal: listed within 2 s of its announcement).
+ */
+export const SNMP_GRACE_MS = 250;
+
 async function readBoth(target: IppTarget, announcement: Announcement | undefined, ctx: ReadContext): Promise<AnnouncedRead | { error: string }> {
-  const { settings: s, signal, now } = ctx;
-  const [ipp, snmp] = await Promise.all([
-    readNetworkPrinter(target, { timeoutMs: Math.max(2000, s.discovery.snmp_timeout_ms), allowedRanges: s.discovery.allowed_ranges, signal }).then(
-      (state) => ({ state }),
-      (err: Error) => ({ error: err.message }),
-    ),
+  const { settings: s, now } = ctx;
+  // SNMP gets its own abort (cut when it stays silent), also cut by the service's.
+  const snmpAbort = new AbortController();
+  const cut = () => snmpAbort.abort();
+  ctx.signal.addEventListener('abort', cut, { once: true });
+  let snmpAnswered = false;
+  let answeredNow: () => void = () => {};
+  const answered = new Promise<void>((r) => (answeredNow = r));
+  const snmpRead =
     s.discovery.enable_snmp && ctx.credentials.length
-      ? readHost(target.address, { credentials: ctx.credentials, timeoutMs: s.discovery.snmp_timeout_ms, allowedRanges: s.discovery.allowed_ranges, port: s.snmp.port, planRead: readPlan, signal }).catch(() => null)
-      : Promise.resolve(null),
-  ]);
+      ? readHost(target.address, {
+          credentials: ctx.credentials,
+          timeoutMs: s.discovery.snmp_timeout_ms,
+          allowedRanges: s.discovery.allowed_ranges,
+          port: s.snmp.port,
+          // Called once the agent answered the identity probe: from then on its read is waited for.
+          planRead: (identity, address) => {
+            snmpAnswered = true;
+            answeredNow();
+            return readPlan(identity, address);
+          },
+          signal: snmpAbort.signal,
+        }).catch(() => null)
+      : Promise.resolve(null);
+  let snmpDone = false;
+  void snmpRead.then(() => (snmpDone = true));
+  const ipp = await readNetworkPrinter(target, { timeoutMs: Math.max(2000, s.discovery.snmp_timeout_ms), allowedRanges: s.discovery.allowed_ranges, signal: ctx.signal }).then(
+    (state) => ({ state }),
+    (err: Error) => ({ error: err.message }),
+  );
+  let snmp: Awaited<typeof snmpRead> = null;
+  if ('error' in ipp || snmpDone || snmpAnswered) snmp = await snmpRead;
+  else {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([answered, snmpRead, new Promise<void>((r) => (timer = setTimeout(r, SNMP_GRACE_MS)))]);
+    clearTimeout(timer);
+    if (snmpAnswered || snmpDone) snmp = await snmpRead;
+    else {
+      snmpAbort.abort();
+      await snmpRead;
+    }
+  }
+  ctx.signal.removeEventListener('abort', cut);
   const ippObs = 'state' in ipp ? ippObservation({ ip: target.address, port: target.port, tls: target.tls, state: ipp.state, now, announcement }) : undefined;
   const parsed = snmp && !snmp.partial ? parsePrinter(snmp.values, target.address, new Date(now)) : undefined;
   const snmpObs = parsed ? ctx.snmpObservation(parsed, target.address, now) : undefined;
