@@ -134,8 +134,10 @@ export async function readIppDevice(d: Device, ctx: ReadContext): Promise<Announ
 }
 
 /**
- * The record an observation belongs to: by serial, else by printer-uuid, else by MAC (issue 33:
- * one record per physical printer). The observation takes that record's key.
+ * The record an observation belongs to (issue 33: one record per physical printer): the one with
+ * its serial; else the one with its printer-uuid; else the one with its MAC address, when one of
+ * the two has no serial of its own (a `UUID-` or `MAC-` key: two different serials are two
+ * printers). The caller gives the observation that record's key.
  */
 export function findSamePrinter(devices: Pick<DeviceStore, 'get' | 'listAll'>, o: Observation): Device | undefined {
   const bySerial = devices.get(o.serial);
@@ -143,10 +145,11 @@ export function findSamePrinter(devices: Pick<DeviceStore, 'get' | 'listAll'>, o
   const uuid = typeof o.printerInfo.printer_uuid === 'string' ? o.printerInfo.printer_uuid : undefined;
   const mac = o.fields.mac_address?.toLowerCase();
   if (!uuid && !mac) return undefined;
-  const all = devices.listAll();
+  const all = devices.listAll().filter((d) => !d.is_usb);
+  const keyless = (serial: string) => /^(UUID|MAC)-/.test(serial);
   return (
     (uuid ? all.find((d) => d.printer_info?.printer_uuid === uuid) : undefined) ??
-    (mac ? all.find((d) => !d.is_usb && d.mac_address?.toLowerCase() === mac) : undefined)
+    (mac ? all.find((d) => d.mac_address?.toLowerCase() === mac && (keyless(d.serial) || keyless(o.serial))) : undefined)
   );
 }
 

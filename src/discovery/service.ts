@@ -291,7 +291,9 @@ export class DiscoveryService {
       log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
       return undefined;
     }
-    const existing = devices.get(observation.serial);
+    // One record per printer: an mDNS/IPP record of the same printer (uuid, or MAC when one has no serial) is this one.
+    const existing = findSamePrinter(devices, observation);
+    if (existing) observation.printerInfo.serial = observation.serial = existing.serial;
     const device = mergeObservation(existing, observation);
     try {
       this.store([{ device, snapshot: { serial: device.serial, ts: now, ...parsed.metrics }, existed: Boolean(existing) }], 'storing a scanned printer');
