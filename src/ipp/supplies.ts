@@ -18,6 +18,9 @@ const HEX_COLOURS: Record<string, string> = { '#000000': 'black', '#00FFFF': 'cy
 
 function colourOf(color: string | undefined): string | undefined {
   if (!color) return undefined;
+  const hexes = color.toUpperCase().match(/#[0-9A-F]{6}/g) ?? [];
+  // A marker of several colours ("#00FFFF#FF00FF#FFFF00") is a multi-colour cartridge.
+  if (hexes.length > 1) return hexes.length === 3 && ['#00FFFF', '#FF00FF', '#FFFF00'].every((h) => hexes.includes(h)) ? 'tri_color' : undefined;
   return HEX_COLOURS[color.toUpperCase()] ?? (color.startsWith('#') ? undefined : color);
 }
 
