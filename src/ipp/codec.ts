@@ -176,6 +176,9 @@ export function decodeIppResponse(body: Buffer): IppResponse {
         top.member = top.col[raw.toString('utf8')] = [];
         continue;
       }
+      // Some printers (Pantum's) name collection members like attributes instead of using
+      // memberAttrName: the name is taken as the member's.
+      if (name) top.member = top.col[name] = [];
       if (!top.member) throw new Error('IPP reply: a collection value without a member name');
       if (tag === TAG.begCollection) {
         const col: IppCollection = {};
@@ -307,9 +310,18 @@ function supplyOf(text: string, description: string | undefined): IppSupply {
   };
 }
 
-/** A printer-alert value as a status line: its code (and description), unless it says nothing. */
+/**
+ * A printer-alert value as a status line: its code (and description). An alert of no known code
+ * and no severity worth a line (HP lists "code=unknown;severity=other" for each genuine cartridge)
+ * is none.
+ */
 function alertOf(text: string, description: string | undefined): string | undefined {
-  const code = keyValues(text).get('code');
-  if (!code || code === 'other' && !description) return description || undefined;
+  const kv = keyValues(text);
+  const code = kv.get('code');
+  const severity = kv.get('severity');
+  if (!code || code === 'unknown' || code === 'other') {
+    if (severity !== 'critical' && severity !== 'warning') return undefined;
+    return description || undefined;
+  }
   return description ? `${code}: ${description}` : code;
 }

@@ -40,22 +40,31 @@ const text = (v: string | undefined, max = 256) => {
   return t ? t.slice(0, max) : undefined;
 };
 
-/** An http(s) URL, else undefined (a TXT adminurl is whatever the LAN says). */
-function webUrl(v: string | undefined): string | undefined {
+/**
+ * An http(s) URL, else undefined (a TXT adminurl is whatever the LAN says). A printer that names
+ * itself "localhost" (HP answers printer-more-info with the Host it was asked by, and over USB
+ * that is localhost) is given the address it was read at.
+ */
+function webUrl(v: string | undefined, ip: string): string | undefined {
   if (!v) return undefined;
   try {
     const u = new URL(v);
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : undefined;
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+    if (u.hostname === 'localhost' || /^127\./.test(u.hostname) || u.hostname === '[::1]') u.hostname = ip;
+    return u.href;
   } catch {
     return undefined;
   }
 }
 
-/** Status lines: state reasons (without "none"; "-report" suffixes are informational), alerts, a stopped printer. */
+/**
+ * Status lines: a stopped printer, its state reasons and alerts. "none" and reasons ending in
+ * "-report" (RFC 8011 5.4.12: informational, e.g. HP's "wifi-not-configured-report") are not.
+ */
 export function ippStatusMessages(s: IppPrinterState): string[] {
   const out: string[] = [];
   if (s.state === 'stopped') out.push(s.stateMessage ? `stopped: ${text(s.stateMessage)}` : 'stopped');
-  for (const r of s.stateReasons) if (r !== 'none') out.push(r);
+  for (const r of s.stateReasons) if (r !== 'none' && !r.endsWith('-report')) out.push(r);
   out.push(...s.alerts.map((a) => text(a)!).filter(Boolean));
   return [...new Set(out)].slice(0, 32);
 }
@@ -69,11 +78,14 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
   if (!serial) return undefined;
   const makeAndModel = text(s.makeAndModel) ?? text(txt.ty);
   const manufacturer = text(id?.manufacturer) ?? (makeAndModel ? makeAndModel.split(/\s+/)[0] : undefined);
-  const model = text(id?.model) ?? (makeAndModel && manufacturer && makeAndModel.startsWith(`${manufacturer} `) ? makeAndModel.slice(manufacturer.length + 1) : makeAndModel);
+  // printer-make-and-model, less the maker's name, before the Device ID's MDL: printers fill MDL
+  // carelessly (Pantum's M7300FDW says "MDL:-Printer"; HP repeats "HP" in it).
+  const stripped = makeAndModel && manufacturer && makeAndModel.toLowerCase().startsWith(`${manufacturer.toLowerCase()} `) ? makeAndModel.slice(manufacturer.length + 1).trim() : makeAndModel;
+  const model = stripped || text(id?.model);
   const supplies = ippSupplies(s);
   const status = ippStatusMessages(s);
   const location = text(s.location) ?? text(txt.note);
-  const web_ui_url = webUrl(s.webUiUrl) ?? webUrl(txt.adminurl);
+  const web_ui_url = webUrl(s.webUiUrl, i.ip) ?? webUrl(txt.adminurl, i.ip);
   const services = a?.services ?? [];
   const colour = s.colorSupported ?? (txt.color ? txt.color === 'T' : undefined);
   const duplex = s.duplexSupported ?? (txt.duplex ? txt.duplex === 'T' : undefined);
