@@ -133,6 +133,24 @@ describe('mDNS + IPP discovery on a namespace LAN', { skip: skip ?? undefined, t
     assert.equal(back.filter((d) => d.ip === ippOnly.address).length, 1);
   });
 
+  it('an announced printer outside discovery.allowed_ranges is not contacted', async () => {
+    const fence = await agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ discovery: { allowed_ranges: [`${combo.address}/32`] } }) });
+    assert.equal(fence.status, 200, fence.body);
+    await lan.stopPrinter(ippOnly);
+    await until('the goodbye handled', (l) => (l.find((d) => d.ip === ippOnly.address)?.status_messages as string[] | undefined)?.[0] === 'offline: said goodbye on mDNS');
+    await lan.startPrinter(ippOnly, { make: 'Acme', model: 'Laser 9', queue: 'Lab Printer', location: 'Room 1' });
+    const deadline = Date.now() + 20_000;
+    while (!agent.stdout().includes(`"ip":"${ippOnly.address}"`) || !/announced printer not contacted/.test(agent.stdout())) {
+      assert.ok(Date.now() < deadline, `no refusal logged:\n${agent.stdout().slice(-3000)}`);
+      await sleep(100);
+    }
+    assert.match(agent.stdout(), /"why":"outside discovery.allowed_ranges".*announced printer not contacted/);
+    const d = (await discovered()).find((x) => x.ip === ippOnly.address)!;
+    assert.equal((d.status_messages as string[])[0], 'offline: said goodbye on mDNS', 'not read again');
+    const open = await agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ discovery: { allowed_ranges: [] } }) });
+    assert.equal(open.status, 200, open.body);
+  });
+
   it('discovery.mdns_enabled off stops the listening (and a bad value is refused)', async () => {
     const bad = await agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ discovery: { mdns_enabled: 'no' } }) });
     assert.equal(bad.status, 400);
