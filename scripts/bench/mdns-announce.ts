@@ -5,8 +5,12 @@
 // every 20 ms until the printer is listed by that announcement (last_seen at or after it).
 // The printer is then stopped (Avahi says goodbye) and the next round starts.
 //
-//   npm run build && node dist/scripts/bench/mdns-announce.js [--rounds 5]
+// Then the idle cost of the passive listener: the agent's CPU time (/proc/PID/stat) and RSS over
+// --idle seconds with mdns_enabled on (one printer announced on the LAN), then off.
+//
+//   npm run build && node dist/scripts/bench/mdns-announce.js [--rounds 5] [--idle 60]
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createPrinterLan, printerLanUnavailable } from '../../test/helpers/printer-lan.js';
 import { startAgentInBox } from '../../test/helpers/lan.js';
 import { repoRoot } from '../../test/helpers/snmpsim.js';
@@ -16,6 +20,23 @@ const arg = (name: string, dflt: number) => {
   return i > 0 ? Number(process.argv[i + 1]) : dflt;
 };
 const rounds = arg('--rounds', 5);
+const idleSeconds = arg('--idle', 60);
+
+/** CPU seconds (user + system) and RSS (MiB) of a process, from /proc. */
+function usage(pid: number): { cpu: number; rssMiB: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(f[11]) + Number(f[12]); // utime, stime (fields 14, 15)
+  const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return { cpu: ticks / 100, rssMiB: Math.round(Number(rss?.[1] ?? 0) / 102.4) / 10 };
+}
+
+async function idle(pid: number): Promise<{ cpu_percent: number; rss_mib: number }> {
+  const a = usage(pid);
+  await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+  const b = usage(pid);
+  return { cpu_percent: Math.round(((b.cpu - a.cpu) / idleSeconds) * 1000) / 10, rss_mib: b.rssMiB };
+}
 
 const OBSERVER = String.raw`
 import { Bonjour } from 'bonjour-service';
@@ -81,17 +102,25 @@ const lan = createPrinterLan();
 const host = lan.addHost('bench-printer');
 const agent = await startAgentInBox(lan, { mdns: true });
 const times: number[] = [];
+let idleOn: { cpu_percent: number; rss_mib: number } | undefined;
+let idleOff: typeof idleOn;
 try {
   for (let i = 0; i < rounds; i++) {
     const o = observe(lan.boxNs, agent.config.httpsPort, host.address);
     await o.ready;
     await lan.startPrinter(host, { make: 'Acme', model: 'Laser 9', queue: 'Bench Printer' });
     times.push(await o.result);
-    await lan.stopPrinter(host);
+    if (i < rounds - 1) await lan.stopPrinter(host);
+  }
+  if (idleSeconds > 0) {
+    idleOn = await idle(agent.proc.pid!);
+    const off = await agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ discovery: { mdns_enabled: false } }) });
+    if (off.status !== 200) throw new Error(`turning mdns off: ${off.status} ${off.body}`);
+    idleOff = await idle(agent.proc.pid!);
   }
 } finally {
   await agent.stop();
   lan.destroy();
 }
 const sorted = [...times].sort((a, b) => a - b);
-console.log(JSON.stringify({ rounds, announce_to_listed_ms: times, median_ms: sorted[Math.floor(sorted.length / 2)], max_ms: sorted.at(-1) }));
+console.log(JSON.stringify({ rounds, announce_to_listed_ms: times, median_ms: sorted[Math.floor(sorted.length / 2)], max_ms: sorted.at(-1), idle_seconds: idleSeconds, idle_mdns_on: idleOn, idle_mdns_off: idleOff }));
