@@ -100,7 +100,7 @@ const procs: ChildProcess[] = [];
 try {
   const [agentPort, minimalPort] = [await freePort(), await freePort()];
   const config = join(dir, 'agent.toml');
-  writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${agentPort}\nhttp_port = 0\n[web.auth]\nmode = "local"\nallow_local_admin = true\n[log]\nlevel = "warn"\n`);
+  writeFileSync(config, `data_dir = "${dir}/data"\n[discovery]\nmdns_enabled = false\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${agentPort}\nhttp_port = 0\n[web.auth]\nmode = "local"\nallow_local_admin = true\n[log]\nlevel = "warn"\n`);
   let serial = 'BENCH00042';
   if (DB) {
     // A consistent copy of the cached fleet (its WAL folded in), opened by both servers.

@@ -48,7 +48,7 @@ function request(port: number, path: string, body?: string): Promise<number> {
 const dir = mkdtempSync(join(tmpdir(), 'printbox-login-bench-'));
 const port = await freePort();
 const config = join(dir, 'agent.toml');
-writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "password"\nallow_local_admin = false\n`);
+writeFileSync(config, `data_dir = "${dir}/data"\n[discovery]\nmdns_enabled = false\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "password"\nallow_local_admin = false\n`);
 const pw = spawnSync(process.execPath, [cli, 'passwd', 'bench', '--config', config], { input: 'bench password\n' });
 if (pw.status !== 0) throw new Error(`passwd failed: ${pw.stderr}`);
 const agent = spawn(process.execPath, [cli, 'serve', '--config', config], { stdio: 'ignore' });

@@ -43,7 +43,7 @@ async function run(label: string, nodeFlags: string[], simPort: number): Promise
   const dir = mkdtempSync(join(tmpdir(), 'printbox-mem-bench-'));
   const port = await freePort();
   const config = join(dir, 'agent.toml');
-  writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "local"\n[log]\nlevel = "warn"\n`);
+  writeFileSync(config, `data_dir = "${dir}/data"\n[discovery]\nmdns_enabled = false\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${port}\nhttp_port = 0\n[web.auth]\nmode = "local"\n[log]\nlevel = "warn"\n`);
   const agent: ChildProcess = spawn(process.execPath, [...nodeFlags, cli, 'serve', '--config', config], { stdio: 'ignore', env: { ...process.env, ...(nodeFlags.length ? unitEnvironment() : {}) } });
   try {
     for (let k = 0; k < 200 && (await call(port, 'GET', '/api/version').catch(() => ({ status: 0 }))).status !== 200; k++) await new Promise((r) => setTimeout(r, 100));

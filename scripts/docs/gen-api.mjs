@@ -23,7 +23,7 @@ const freePort = () =>
 const dir = mkdtempSync(join(tmpdir(), 'printbox-doc-'));
 const [https, http] = [await freePort(), await freePort()];
 const config = join(dir, 'agent.toml');
-writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${https}\nhttp_port = ${http}\n[log]\nlevel = "warn"\n`);
+writeFileSync(config, `data_dir = "${dir}/data"\n[web]\nlisten_address = "127.0.0.1"\nhttps_port = ${https}\nhttp_port = ${http}\n[discovery]\nmdns_enabled = false\n[log]\nlevel = "warn"\n`);
 
 // Seed: a saved and a discovered printer, raw snapshots for two days and older aggregated rows.
 const now = Date.now();

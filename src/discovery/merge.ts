@@ -13,6 +13,8 @@ export interface Observation {
   printerInfo: Record<string, unknown>;
   /** How a scan came to this address (subnet scan, manual range); none for a poll. */
   discoveryMethods?: string[];
+  /** The protocol the record was read by: 'snmp' (the default) or 'ipp' (ipp/observation.ts). */
+  source?: 'snmp' | 'ipp';
 }
 
 const PERSON_FIELDS = new Set<string>(PERSON_FIELD_LIST);
@@ -27,7 +29,7 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
         created_at: o.now,
         first_seen: o.now,
         device_type: 'network',
-        source_type: 'snmp',
+        source_type: o.source ?? 'snmp',
         is_usb: false,
         is_default: false,
         is_shared: false,
@@ -45,8 +47,8 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
   }
   if (!locked.has('ip')) d.ip = o.ip;
   d.last_seen = o.now;
-  d.discovery_method = 'snmp';
-  d.source_type = existing?.source_type === 'import' || !existing ? 'snmp' : existing.source_type;
+  d.discovery_method = o.source ?? 'snmp';
+  d.source_type = existing?.source_type === 'import' || !existing ? (o.source ?? 'snmp') : existing.source_type;
   d.device_type ||= 'network';
   if (o.scanId !== undefined) d.last_scan_id = o.scanId;
   // Why the printer is listed accumulates: a poll or a later scan of another kind keeps what

@@ -31,6 +31,8 @@ export function startDiscoverySchedule(discovery: DiscoveryService, settings: Se
     },
     { name: 'printbox-poll', noOverlap: true },
   );
+  // Passive listening (mDNS) follows its setting from now on; discovery.stop() ends it.
+  discovery.listen();
   if (settings.get().discovery.auto_discover) {
     lastScan = now();
     discovery.start();

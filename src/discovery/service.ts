@@ -24,6 +24,8 @@ import { ReadingsKeptError, storeReadings } from './store-readings.js';
 import { neighbourMac } from './neighbours.js';
 import { counterFlagOf, judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type CounterFlag, type Fingerprint } from './move-check.js';
 import { formatTime } from '../model/time.js';
+import { MdnsListener, type AnnouncedPrinter } from './mdns.js';
+import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
 
 export { ReadingsKeptError } from './store-readings.js';
 
@@ -118,6 +120,11 @@ export class DiscoveryService {
   private readonly lifetime = new AbortController();
   /** Polls under way (rounds and single reads), so that stop() waits for their last write. */
   private readonly polls = new Set<Promise<unknown>>();
+  /** mDNS announcements (discovery.mdns_enabled), started by listen(). */
+  private mdns?: MdnsListener;
+  private stopWatchingSettings?: () => void;
+  /** Addresses being read after an announcement: a burst of announcements is one read. */
+  private readonly announcedReads = new Map<string, AnnouncedPrinter | null>();
 
   constructor(private readonly deps: DiscoveryDeps) {
     // Each host being read holds one abort listener (removed when its read ends); reads are
@@ -168,9 +175,105 @@ export class DiscoveryService {
    * resolves once their last writes are done. Nothing starts afterwards.
    */
   async stop(): Promise<void> {
+    this.stopWatchingSettings?.();
+    this.mdns?.stop();
     this.lifetime.abort();
     this.current?.abort.abort();
     await Promise.allSettled([this.current?.done, ...this.polls]);
+  }
+
+  /** Starts listening for mDNS announcements while discovery.mdns_enabled is on (follows the setting live). */
+  listen(): void {
+    if (this.stopped || this.stopWatchingSettings) return;
+    const apply = (s: Settings) => {
+      if (this.stopped) return;
+      this.mdns ??= new MdnsListener({
+        log: this.deps.log,
+        onAnnounce: (p) => this.announced(p),
+        onGoodbye: (g) => this.goodbye(g.address),
+      });
+      if (s.discovery.mdns_enabled && !this.mdns.running) this.mdns.start();
+      else if (!s.discovery.mdns_enabled && this.mdns.running) this.mdns.stop();
+    };
+    this.stopWatchingSettings = this.deps.settings.onChange(apply);
+    apply(this.deps.settings.get());
+  }
+
+  private readContext(): ReadContext {
+    const s = this.deps.settings.get();
+    return { settings: s, credentials: credentialsOf(s), signal: this.lifetime.signal, now: this.deps.now(), snmpObservation: toObservation };
+  }
+
+  /** An announcement: read the printer (once at a time per address; the latest announcement wins). */
+  announced(p: AnnouncedPrinter): void {
+    const { log } = this.deps;
+    const why = refusal(p.address, this.deps.settings.get());
+    if (why) {
+      log.info({ ip: p.address, name: p.name, why }, 'mDNS: announced printer not contacted');
+      return;
+    }
+    if (this.announcedReads.has(p.address)) {
+      this.announcedReads.set(p.address, p); // read again when the one under way ends
+      return;
+    }
+    this.announcedReads.set(p.address, null);
+    const run = async (next: AnnouncedPrinter): Promise<void> => {
+      const read = await readAnnounced(next, this.readContext());
+      if (this.stopped) return;
+      if ('error' in read) log.warn({ ip: next.address, name: next.name, err: read.error }, 'mDNS: announced printer not read');
+      else this.storeAnnounced(read);
+      const again = this.announcedReads.get(next.address);
+      if (again) {
+        this.announcedReads.set(next.address, null);
+        return run(again);
+      }
+      this.announcedReads.delete(next.address);
+    };
+    const tracked = run(p).catch((err: unknown) => {
+      this.announcedReads.delete(p.address);
+      log.error({ ip: p.address, err: (err as Error).message }, 'mDNS: storing an announced printer failed');
+    });
+    this.polls.add(tracked);
+    void tracked.then(() => this.polls.delete(tracked));
+  }
+
+  /** Stores an announced (or IPP-polled) read as the one record of its printer; returns its serial. */
+  private storeAnnounced(read: AnnouncedRead): string | undefined {
+    const { devices, events } = this.deps;
+    const o = read.observation;
+    const existing = findSamePrinter(devices, o);
+    if (existing) {
+      o.serial = existing.serial;
+      o.printerInfo.serial = existing.serial;
+    }
+    const device = mergeObservation(existing, o);
+    const raw = { ...(device.raw_data ?? {}) };
+    delete raw.mdns_goodbye_at;
+    if (read.ipp) raw.ipp = { port: read.ipp.port, resource: read.ipp.resource, tls: read.ipp.tls };
+    device.raw_data = raw;
+    try {
+      this.store([{ device, snapshot: { serial: device.serial, ts: o.now, ...read.metrics }, existed: Boolean(existing) }], 'storing an announced printer');
+    } catch (err) {
+      if (err instanceof ReadingsKeptError) return device.serial;
+      throw err;
+    }
+    events.emit('device_change', { serial: device.serial, change: existing ? 'updated' : 'discovered' });
+    return device.serial;
+  }
+
+  /** The printer's last service said goodbye: its record says so (nothing is deleted). */
+  private goodbye(address: string): void {
+    const { devices, events, log } = this.deps;
+    for (const d of announcedAt(devices, address)) {
+      try {
+        devices.put(markGoodbye(d, this.deps.now()));
+      } catch (err) {
+        if (!this.deps.storage?.failed(err, 'marking a printer that said goodbye')) throw err;
+        continue;
+      }
+      log.info({ serial: d.serial, ip: address }, 'mDNS: printer said goodbye');
+      events.emit('device_change', { serial: d.serial, change: 'updated' });
+    }
   }
 
   private async runScan(state: ScanState, signal: AbortSignal): Promise<void> {
@@ -240,7 +343,9 @@ export class DiscoveryService {
       log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
       return undefined;
     }
-    const existing = devices.get(observation.serial);
+    // One record per printer: an mDNS/IPP record of the same printer (uuid, or MAC when one has no serial) is this one.
+    const existing = findSamePrinter(devices, observation);
+    if (existing) observation.printerInfo.serial = observation.serial = existing.serial;
     if (existing && existing.ip !== host.address) {
       // Each saved address is read once per scan however many replies claim its serial, and a few
       // at a time: a host answering for every saved printer costs the scan a bounded amount.
@@ -471,6 +576,30 @@ export class DiscoveryService {
         const device = devices.get(serial);
         if (!device) continue;
         const now = this.deps.now();
+        if (device.source_type === 'ipp') {
+          // Seen only by IPP (no SNMP answer when it was found): polled by IPP, and SNMP if it now answers.
+          const read = await readIppDevice(device, { ...this.readContext(), now });
+          if (signal.aborted) {
+            cut++;
+            break;
+          }
+          if (!('error' in read) && findSamePrinter(devices, read.observation)?.serial === serial) {
+            read.observation.serial = serial;
+            read.observation.printerInfo.serial = serial;
+            readings.push({ device: mergeObservation(device, read.observation), snapshot: { serial, ts: now, ...read.metrics }, existed: true });
+            continue;
+          }
+          const current = devices.get(serial);
+          if (!current) continue;
+          try {
+            devices.put(markUnreachable(current, now, 'error' in read ? `no IPP answer (${read.error})` : `a different device answers at ${device.ip}`));
+          } catch (err) {
+            if (!this.deps.storage?.failed(err, 'marking a device not responding')) throw err;
+            continue;
+          }
+          events.emit('device_change', { serial, change: 'updated' });
+          continue;
+        }
         let host: HostReadResult | null = null;
         try {
           host = await readHost(device.ip, {
@@ -542,7 +671,7 @@ export class DiscoveryService {
 
 type Parsed = ReturnType<typeof parsePrinter>;
 
-function toObservation(parsed: Parsed, ip: string, now: number, scanId?: number): Observation | undefined {
+export function toObservation(parsed: Parsed, ip: string, now: number, scanId?: number): Observation | undefined {
   const info = parsed.info as unknown as Record<string, unknown>;
   const mac = typeof info.mac_address === 'string' ? info.mac_address : undefined;
   const serial = parsed.serial || (mac ? `MAC-${mac.replace(/[^0-9A-Fa-f]/g, '').toUpperCase()}` : undefined);

@@ -26,6 +26,8 @@ export interface Settings {
     auto_discover_interval_minutes: number;
     /** CIDR list; when non-empty, no packet is sent outside it. */
     allowed_ranges: string[];
+    /** Listen for printers announcing themselves by mDNS/DNS-SD and read them by IPP (discovery/mdns.ts). */
+    mdns_enabled: boolean;
   };
   snmp: {
     /** Tried in order for v1/v2c. */
@@ -58,6 +60,8 @@ export interface SettingsDefaults {
   subnet_scan: boolean;
   auto_discover: boolean;
   allowed_ranges: string[];
+  /** The config file's `[discovery] mdns_enabled` (default false: the appliance's agent.toml turns it on). */
+  mdns_enabled?: boolean;
   /** From the config file's `[server]`; provisioning, /settings or the server itself may change them. */
   server?: { url: string; enrollment_token: string };
   /** The config file's `[log] level`. */
@@ -88,6 +92,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       auto_discover: d.auto_discover,
       auto_discover_interval_minutes: 60,
       allowed_ranges: [...d.allowed_ranges],
+      mdns_enabled: d.mdns_enabled ?? false,
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
@@ -197,6 +202,7 @@ const RULES: Record<string, Record<string, Rule>> = {
     auto_discover: bool,
     auto_discover_interval_minutes: int(5, 10_080),
     allowed_ranges: cidrList,
+    mdns_enabled: bool,
   },
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },

@@ -2,7 +2,7 @@
 // POST the Get-Printer-Attributes request, read the reply (Content-Length or chunked), bounded in
 // size and time. One request per poll, so no tunnel daemon: the interface is released afterwards.
 import type { BulkPipe } from './pipe.js';
-import { decodeIppResponse, getPrinterAttributesRequest, printerStateOf, type IppPrinterState } from './ipp.js';
+import { decodeIppResponse, getPrinterAttributesRequest, printerStateOf, type IppPrinterState } from '../ipp/codec.js';
 
 /** A Get-Printer-Attributes reply is a few KiB; more than this is not one. */
 export const MAX_REPLY = 1024 * 1024;

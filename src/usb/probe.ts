@@ -13,7 +13,7 @@ import { DEVICE_ID_MAX, decodeDeviceIdReply } from './device-id.js';
 import { decodePortStatus, type PortStatus } from './port-status.js';
 import { readPjl, type PjlReading } from './pjl.js';
 import { readIppPrinter } from './ipp-over-usb.js';
-import type { IppPrinterState } from './ipp.js';
+import type { IppPrinterState } from '../ipp/codec.js';
 import { bulkPipe } from './usb-pipe.js';
 
 export const PRINTER_CLASS = 7;

@@ -3,7 +3,7 @@
 // USB iSerialNumber, else USB-<vid>:<pid>-<port path>.
 import type { Device, Snapshot } from '../model/device.js';
 import { PERSON_FIELDS } from '../model/device.js';
-import { supplyKey } from '../snmp/parse/supplies.js';
+import { ippSupplies } from '../ipp/supplies.js';
 import { portStatusMessages } from './port-status.js';
 import { pjlStatusMessages } from './pjl.js';
 import type { UsbPrinterReport } from './probe.js';
@@ -16,27 +16,6 @@ export function usbSerial(r: UsbPrinterReport): string {
 
 export function portName(portPath: string): string {
   return `usb:${portPath}`;
-}
-
-interface Supplies {
-  consumables: string[];
-  levels: Record<string, number>;
-}
-
-/** IPP markers as the agent's supply keys (black, cyan, waste_toner, drum_black ...). */
-function suppliesOf(r: UsbPrinterReport): Supplies | undefined {
-  const markers = r.ipp?.markers ?? [];
-  if (markers.length === 0) return undefined;
-  // IPP's marker-types are the Printer MIB's supply types, hyphenated ("waste-toner").
-  const mibType = (t: string | undefined) => t?.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-  const mono = markers.filter((m) => /toner|ink/.test(m.type ?? '') && !/waste/.test(m.type ?? '')).length <= 1;
-  const out: Supplies = { consumables: [], levels: {} };
-  for (const m of markers) {
-    const key = supplyKey(mibType(m.type), m.name, m.color ?? m.name, mono);
-    if (!out.consumables.includes(key)) out.consumables.push(key);
-    if (m.level !== undefined) out.levels[key] = m.level;
-  }
-  return out;
 }
 
 /** Status lines: port status, the PJL panel, IPP's state reasons, and why meters were not read. */
@@ -65,7 +44,7 @@ function meters(r: UsbPrinterReport): Pick<Snapshot, 'page_count' | 'color_pages
  */
 export function usbDevice(existing: Device | undefined, r: UsbPrinterReport, now: number): Device {
   const serial = usbSerial(r);
-  const supplies = suppliesOf(r);
+  const supplies = r.ipp ? ippSupplies(r.ipp) : undefined;
   const m = meters(r);
   const status = statusMessages(r);
   const read: Partial<Device> = {
@@ -119,7 +98,7 @@ export function usbDevice(existing: Device | undefined, r: UsbPrinterReport, now
 
 /** The raw snapshot of a report (a printer that gave no meter still was seen then: last_seen). */
 export function usbSnapshot(r: UsbPrinterReport, now: number): Omit<Snapshot, 'id'> {
-  return { serial: usbSerial(r), ts: now, ...meters(r), toner_levels: suppliesOf(r)?.levels ?? {} };
+  return { serial: usbSerial(r), ts: now, ...meters(r), toner_levels: (r.ipp && ippSupplies(r.ipp)?.levels) || {} };
 }
 
 /** The status line of a USB printer that is not plugged in (in any port). */

@@ -70,6 +70,8 @@ export interface AgentOptions {
   nodeFlags?: string[];
   /** More environment for the agent process. */
   env?: Record<string, string>;
+  /** `[discovery] mdns_enabled`, default false: an agent in the root namespace never multicasts on the machine's LAN. */
+  mdns?: boolean;
 }
 
 export interface TestConfig {
@@ -186,6 +188,8 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
     '[server]',
     `url = ${tomlString(opts.serverUrl ?? '')}`,
     ...Object.entries(opts.server ?? {}).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : tomlString(v)}`),
+    '[discovery]',
+    `mdns_enabled = ${opts.mdns ?? false}`,
     '',
   ];
   writeFileSync(configPath, lines.join('\n'));

@@ -55,6 +55,8 @@ export interface LanRequest {
   from?: string;
   /** lanBurst: started once every request before it in the list has been written. */
   afterWritten?: boolean;
+  /** Bytes of the response body kept (default 4 KiB). */
+  maxBody?: number;
 }
 
 export interface LanResponse {
@@ -175,7 +177,7 @@ for await (const c of process.stdin) input += c;
 const cfg = JSON.parse(input);
 
 // -> null (need more data), {res} or {error}
-function parse(buf, closed, method) {
+function parse(buf, closed, method, limit = 4096) {
   let start = 0;
   for (;;) {
     const end = buf.indexOf('\r\n\r\n', start);
@@ -196,7 +198,7 @@ function parse(buf, closed, method) {
       else headers[k] = k in headers ? headers[k] + ', ' + v : v;
     }
     const rest = buf.subarray(start);
-    const done = (body) => ({ res: { status, headers, body: body.subarray(0, 4096).toString('utf8'), truncated: body.length > 4096 } });
+    const done = (body) => ({ res: { status, headers, body: body.subarray(0, limit).toString('utf8'), truncated: body.length > limit } });
     if (method === 'HEAD' || status === 204 || status === 304) return done(Buffer.alloc(0));
     if (/chunked/i.test(headers['transfer-encoding'] ?? '')) {
       const parts = [];
@@ -254,12 +256,12 @@ function one(r, onWritten = () => {}) {
     });
     sock.on('data', (d) => {
       buf = Buffer.concat([buf, d]);
-      const p = parse(buf, false, method.toUpperCase());
+      const p = parse(buf, false, method.toUpperCase(), r.maxBody);
       if (p) finish(p);
     });
-    sock.on('end', () => finish(parse(buf, true, method.toUpperCase())));
-    sock.on('close', () => finish(parse(buf, true, method.toUpperCase())));
-    sock.on('error', (e) => finish(buf.length ? parse(buf, true, method.toUpperCase()) : { error: e.message }));
+    sock.on('end', () => finish(parse(buf, true, method.toUpperCase(), r.maxBody)));
+    sock.on('close', () => finish(parse(buf, true, method.toUpperCase(), r.maxBody)));
+    sock.on('error', (e) => finish(buf.length ? parse(buf, true, method.toUpperCase(), r.maxBody) : { error: e.message }));
   });
 }
 
@@ -329,7 +331,7 @@ export async function lanRequest(lan: Lan, fromAddress: string, port: number, re
   return (await lanRequests(lan, fromAddress, port, [typeof req === 'string' ? { path: req } : req]))[0];
 }
 
-export async function startAgentInBox(lan: Lan, opts: AgentOptions & { fdLimit?: number } = {}): Promise<BoxAgent> {
+export async function startAgentInBox(lan: Pick<Lan, 'boxNs'>, opts: AgentOptions & { fdLimit?: number } = {}): Promise<BoxAgent> {
   const config = opts.config ?? (await writeConfig({ ...opts, listenAddress: '0.0.0.0' }));
   if (opts.seed !== undefined) {
     const r = await importNdjson(config.configPath, opts.seed);

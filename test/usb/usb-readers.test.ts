@@ -7,7 +7,7 @@ import { decodeDeviceIdReply } from '../../src/usb/device-id.js';
 import { decodePortStatus, portStatusMessages } from '../../src/usb/port-status.js';
 import { PJL_QUERY, parsePjlReply, pjlStatusMessages, readPjl } from '../../src/usb/pjl.js';
 import type { BulkPipe } from '../../src/usb/pipe.js';
-import { decodeIppResponse, getPrinterAttributesRequest, printerStateOf } from '../../src/usb/ipp.js';
+import { decodeIppResponse, getPrinterAttributesRequest, printerStateOf } from '../../src/ipp/codec.js';
 import { MAX_REPLY, readIppPrinter } from '../../src/usb/ipp-over-usb.js';
 import { UNPLUGGED, markUnplugged, usbDevice, usbSerial, usbSnapshot } from '../../src/usb/reading.js';
 import type { UsbPrinterReport } from '../../src/usb/probe.js';

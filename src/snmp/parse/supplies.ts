@@ -114,6 +114,9 @@ const NOT_PART_NUMBER = '(?![-\\s]?\\d)';
 const code = (letters: string) => new RegExp(`\\b${letters}\\b${NOT_PART_NUMBER}`);
 
 const COLOUR_WORDS: Array<[RegExp, string]> = [
+  // One cartridge holding several colourants is not any one of them (issue 33: a tri-colour
+  // cartridge beside a black one was stored as a second black).
+  [/tri[-_\s]?colou?r|three[-\s]?colou?r|\bcmy\b|\bc\s*\/\s*m\s*\/\s*y\b|cyan[\s,/&+-]*magenta[\s,/&+-]*(and\s*)?yellow/, 'tri_color'],
   [/photo\s*black/, 'photo_black'],
   [code('pk'), 'photo_black'],
   [/matte?\s*black/, 'matte_black'],
@@ -124,6 +127,8 @@ const COLOUR_WORDS: Array<[RegExp, string]> = [
   [code('lc'), 'light_cyan'],
   [/(light|photo)\s*magenta/, 'light_magenta'],
   [code('lm'), 'light_magenta'],
+  // A photo cartridge (several photo colourants in one): after photo black, light/photo cyan and magenta.
+  [/\bphoto\s+(?:ink\s+)?(?:cartridge|colou?r)|\bphoto\s+ink\b/, 'photo'],
   [/black|schwarz|noir|negro|nero|preto|czarn|\bblk\b|\bbk\b/, 'black'],
   [/cyan|\bcian|\bciano/, 'cyan'],
   [/magenta/, 'magenta'],

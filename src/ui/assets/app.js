@@ -95,7 +95,7 @@
   function why(p) {
     const out = [];
     if (p.device_type === 'usb' || p.is_usb) out.push('USB');
-    const METHOD = { subnet_scan: 'subnet scan (SNMP)', manual_range: 'range scan (SNMP)', usb: 'USB', import: 'imported' };
+    const METHOD = { subnet_scan: 'subnet scan (SNMP)', manual_range: 'range scan (SNMP)', usb: 'USB', import: 'imported', mdns: 'announced (mDNS)', ipp: 'IPP', snmp: 'SNMP' };
     for (const m of p.discovery_methods || []) out.push(METHOD[m] || m);
     for (const r of p.detection_reasons || []) out.push(r);
     if (!out.length) out.push(p.learned_oids && Object.keys(p.learned_oids).length ? 'network scan (SNMP)' : 'imported');
@@ -684,7 +684,7 @@
     const chk = (v) => { const c = h('input', { type: 'checkbox' }); c.checked = !!v; return c; };
 
     // Discovery
-    const subnet = chk(d.subnet_scan), manual = chk(d.manual_ranges), auto = chk(d.auto_discover);
+    const subnet = chk(d.subnet_scan), manual = chk(d.manual_ranges), auto = chk(d.auto_discover), mdns = chk(d.mdns_enabled);
     const ranges = h('textarea', { rows: 4, spellcheck: 'false' }); ranges.value = d.ranges_text;
     const interval = inp('number', d.auto_discover_interval_minutes, { min: 5, max: 10080, inputmode: 'numeric' });
     const allowed = h('textarea', { rows: 2, spellcheck: 'false' }); allowed.value = d.allowed_ranges.join('\n');
@@ -702,8 +702,9 @@
       field('discovery.auto_discover_interval_minutes', 'Every (minutes)', interval, '5 to 10080'),
       field('discovery.allowed_ranges', 'Allowed ranges', allowed, 'CIDR, one a line. When set, the box never sends a packet outside them. Empty: no limit.'),
       field('discovery.snmp_timeout_ms', 'SNMP timeout (ms)', timeout, '100 to 60000'),
+      field('discovery.mdns_enabled', 'Listen for printers that announce themselves (mDNS) and read them by IPP', mdns, "Only on this box's own subnets or the ranges above"),
     ], () => ({ discovery: { subnet_scan: subnet.checked, manual_ranges: manual.checked, ranges_text: ranges.value, auto_discover: auto.checked,
-      auto_discover_interval_minutes: intOf(interval), allowed_ranges: lines(allowed.value), snmp_timeout_ms: intOf(timeout) } }));
+      auto_discover_interval_minutes: intOf(interval), allowed_ranges: lines(allowed.value), snmp_timeout_ms: intOf(timeout), mdns_enabled: mdns.checked } }));
 
     // SNMP: communities and v3 users (keys are never shown: an empty key keeps the stored one).
     const sn = s.snmp;

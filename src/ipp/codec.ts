@@ -1,12 +1,16 @@
 // IPP Get-Printer-Attributes (RFC 8011 4.2.5) in the binary encoding of RFC 8010: the request the
-// agent sends, and a bounded decoder of the reply into what a USB printer's record needs
-// (supplies from marker-* (PWG 5100.x "printer MIB" attributes), counters from PWG 5100.22, state).
+// agent sends, and a bounded decoder of the reply into a printer's state (identity, supplies from
+// marker-* and printer-supply (PWG 5100.13), counters from PWG 5100.22, state and alerts). The one
+// IPP codec of the agent: USB printers (IPP over USB) and network printers (ipp://, ipps://) use it.
 
-/** Attributes asked for: only what usbDevice() uses. */
+/** Attributes asked for: only what the USB and network readers use. */
 export const REQUESTED = [
   'printer-make-and-model', 'printer-uuid', 'printer-device-id', 'printer-firmware-string-version', 'printer-state',
   'printer-state-reasons', 'printer-more-info', 'marker-names', 'marker-colors', 'marker-types', 'marker-levels',
-  'printer-impressions-completed', 'printer-impressions-completed-col',
+  'printer-impressions-completed', 'printer-impressions-completed-col', 'printer-media-sheets-completed',
+  'printer-media-sheets-completed-col', 'printer-info', 'printer-location', 'printer-name', 'printer-supply',
+  'printer-supply-description', 'printer-alert', 'printer-alert-description', 'printer-state-message', 'color-supported',
+  'sides-supported',
 ] as const;
 
 export interface IppMarker {
@@ -17,17 +21,38 @@ export interface IppMarker {
   level?: number;
 }
 
+/** One printer-supply value (PWG 5100.13: the Printer MIB's supply row as "key=value;" text). */
+export interface IppSupply {
+  /** Printer MIB supply type (toner, wasteToner, opc, ...). */
+  type?: string;
+  colorantName?: string;
+  description?: string;
+  /** Percent, when the unit is percent or a real maximum is given; undefined when unknown. */
+  level?: number;
+}
+
 export interface IppPrinterState {
   makeAndModel?: string;
   uuid?: string;
   deviceId?: string;
   firmware?: string;
+  /** printer-info: the printer's description of itself. */
+  info?: string;
+  location?: string;
+  name?: string;
   state?: 'idle' | 'processing' | 'stopped';
   stateReasons: string[];
+  stateMessage?: string;
+  /** printer-alert (PWG 5100.9) as "code: description" lines (or the code alone). */
+  alerts: string[];
   markers: IppMarker[];
+  supplies: IppSupply[];
   pageCount?: number;
   colorPages?: number;
   monoPages?: number;
+  mediaSheets?: number;
+  colorSupported?: boolean;
+  duplexSupported?: boolean;
   webUiUrl?: string;
 }
 
@@ -103,6 +128,8 @@ function valueOf(tag: number, raw: Buffer): IppValue {
   if ((tag === TAG.integer || tag === TAG.enum) && raw.length === 4) return raw.readInt32BE(0);
   if (tag === TAG.boolean && raw.length === 1) return raw[0] !== 0;
   if (tag >= 0x40 && tag <= 0x5f) return raw.toString('utf8'); // character-string tags
+  // octetString: printer-supply and printer-alert are "key=value;" text in one (PWG 5100.13, 5100.9).
+  if (tag === 0x30) return raw.toString('latin1');
   if (tag === 0x35 || tag === 0x36) {
     // textWithLanguage / nameWithLanguage: language length, language, text length, text
     if (raw.length < 4) return null;
@@ -111,7 +138,7 @@ function valueOf(tag: number, raw: Buffer): IppValue {
     const t = raw.readUInt16BE(2 + l);
     return raw.subarray(4 + l, 4 + l + t).toString('utf8');
   }
-  return null; // octetString, dateTime, resolution, range: not used here
+  return null; // dateTime, resolution, range: not used here
 }
 
 /** Decodes an IPP response; throws an Error naming the problem when it is not one. */
@@ -149,6 +176,9 @@ export function decodeIppResponse(body: Buffer): IppResponse {
         top.member = top.col[raw.toString('utf8')] = [];
         continue;
       }
+      // Some printers (Pantum's) name collection members like attributes instead of using
+      // memberAttrName: the name is taken as the member's.
+      if (name) top.member = top.col[name] = [];
       if (!top.member) throw new Error('IPP reply: a collection value without a member name');
       if (tag === TAG.begCollection) {
         const col: IppCollection = {};
@@ -200,24 +230,98 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
       ...(typeof level === 'number' && level >= 0 && level <= 100 ? { level } : {}),
     };
   });
-  const col = a.get('printer-impressions-completed-col')?.[0];
-  const member = (k: string) => {
+  const member = (attr: string, k: string) => {
+    const col = a.get(attr)?.[0];
     const v = col && typeof col === 'object' ? col[k]?.[0] : undefined;
     return typeof v === 'number' && v >= 0 ? v : undefined;
   };
+  const IMPRESSIONS = 'printer-impressions-completed-col';
   const state = a.get('printer-state')?.[0];
   const reasons = strs('printer-state-reasons');
+  const supplyDescriptions = strs('printer-supply-description');
+  const supplies = strs('printer-supply')
+    .slice(0, 64)
+    .map((text, i) => supplyOf(text, supplyDescriptions[i]));
+  const alertDescriptions = strs('printer-alert-description');
+  const alerts = strs('printer-alert')
+    .slice(0, 32)
+    .map((text, i) => alertOf(text, alertDescriptions[i]))
+    .filter((s): s is string => Boolean(s));
+  const color = a.get('color-supported')?.[0];
+  const sides = strs('sides-supported');
+  const first = <T>(...xs: (T | undefined)[]) => xs.find((x) => x !== undefined);
   return {
     makeAndModel: str('printer-make-and-model'),
     uuid: str('printer-uuid')?.replace(/^urn:uuid:/i, ''),
     deviceId: str('printer-device-id'),
     firmware: str('printer-firmware-string-version'),
+    info: str('printer-info'),
+    location: str('printer-location'),
+    name: str('printer-name'),
     state: typeof state === 'number' ? PRINTER_STATES[state] : undefined,
     stateReasons: reasons.length ? reasons : [],
+    stateMessage: str('printer-state-message'),
+    alerts,
     markers,
-    pageCount: int('printer-impressions-completed') ?? member('total'),
-    colorPages: member('full-color'),
-    monoPages: member('monochrome'),
+    supplies,
+    pageCount: first(int('printer-impressions-completed'), member(IMPRESSIONS, 'total')),
+    colorPages: member(IMPRESSIONS, 'full-color'),
+    monoPages: member(IMPRESSIONS, 'monochrome'),
+    mediaSheets: first(int('printer-media-sheets-completed'), member('printer-media-sheets-completed-col', 'total')),
+    ...(typeof color === 'boolean' ? { colorSupported: color } : {}),
+    ...(sides.length ? { duplexSupported: sides.some((s) => s.startsWith('two-sided')) } : {}),
     webUiUrl: str('printer-more-info'),
   };
+}
+
+/** "key=value;key=value;" as a map with lower-case keys. */
+function keyValues(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const part of text.split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0) out.set(part.slice(0, eq).trim().toLowerCase(), part.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+/** A printer-supply value: type, colorant, and the level as a percent when it is one. */
+function supplyOf(text: string, description: string | undefined): IppSupply {
+  const kv = keyValues(text);
+  const num = (k: string) => {
+    const v = kv.get(k);
+    return v !== undefined && /^-?\d+$/.test(v) ? Number(v) : undefined;
+  };
+  const level = num('level');
+  const max = num('maxcapacity');
+  // Unit 19 is percent (RFC 3805 PrtMarkerSuppliesSupplyUnitTC); negative values are the MIB's
+  // "unknown / some remaining": no level, never 0 %.
+  const unit = kv.get('unit');
+  let percent: number | undefined;
+  if (level !== undefined && level >= 0) {
+    if (max !== undefined && max > 0) percent = Math.min(100, Math.round((level * 100) / max));
+    else if (unit === 'percent' || unit === '19') percent = Math.min(100, level);
+  }
+  const colorant = kv.get('colorantname');
+  return {
+    ...(kv.get('type') ? { type: kv.get('type') } : {}),
+    ...(colorant && colorant !== 'unknown' ? { colorantName: colorant } : {}),
+    ...(description ? { description } : {}),
+    ...(percent !== undefined ? { level: percent } : {}),
+  };
+}
+
+/**
+ * A printer-alert value as a status line: its code (and description). An alert of no known code
+ * and no severity worth a line (HP lists "code=unknown;severity=other" for each genuine cartridge)
+ * is none.
+ */
+function alertOf(text: string, description: string | undefined): string | undefined {
+  const kv = keyValues(text);
+  const code = kv.get('code');
+  const severity = kv.get('severity');
+  if (!code || code === 'unknown' || code === 'other') {
+    if (severity !== 'critical' && severity !== 'warning') return undefined;
+    return description || undefined;
+  }
+  return description ? `${code}: ${description}` : code;
 }
