@@ -7,7 +7,8 @@
 // gate, the login and the account routes unauthenticated.
 // Counted: crashes (the agent process exited; it is restarted and the run goes on), answers by
 // status, requests without an answer, and every 5xx with the request that caused it. Expected 5xx:
-// 504 "device ... did not answer" from POST /devices/metrics/collect (nothing listens here) and 503
+// 504 "device ... did not answer" from POST /devices/metrics/collect and "no SNMP answer from ..."
+// from POST /devices/preview (nothing listens here), and 503
 // "too many event streams" from GET /events (the fuzzer opens many), and 501 "updates need RAUC"
 // from /api/autoupdate/check and force where the agent runs without A/B slots (not on the appliance);
 // any other is unexpected.
@@ -83,7 +84,7 @@ function seedData(now: number): string {
 // Told apart by the agent's own message: the route may be spelt many ways (/EVENTS, absolute form).
 // A HEAD answer has no body: there the path tells (case-insensitive, as the router matches).
 const expected5xx = (r: FuzzRequest, a: RawAnswer) =>
-  (a.status === 504 && /^device .* did not answer at /.test(a.bodyStart)) ||
+  (a.status === 504 && /^(device .* did not answer at |no SNMP answer from )/.test(a.bodyStart)) ||
   (a.status === 501 && a.bodyStart.startsWith('updates need RAUC (')) ||
   (a.status === 503 && (a.bodyStart.startsWith('too many event streams open from ') || (r.method === 'HEAD' && /^(https?:\/\/[^/]*)?\/events(\?|$)/i.test(r.target))));
 
@@ -196,7 +197,7 @@ export function formatFuzz(r: FuzzResult): string {
     `answers:          ${statuses}`,
     `no answer:        ${r.noAnswer} (${Object.entries(r.noAnswerBy).map(([k, n]) => `${k}: ${n}`).join(', ') || 'none'}; timeout = none in ${ANSWER_TIMEOUT_MS / 1000} s)`,
     `crashes:          ${r.crashes}`,
-    `expected 5xx:     ${r.expected5xx} (504 collect from a silent device, 503 too many event streams, 501 no RAUC here)`,
+    `expected 5xx:     ${r.expected5xx} (504 collect or preview of a silent device, 503 too many event streams, 501 no RAUC here)`,
     `unexpected 5xx:   ${r.unexpected5xx.length}`,
     `time:             ${r.seconds.toFixed(0)} s`,
     ...(r.crashRequests.length ? ['requests in flight at a crash:', ...r.crashRequests.slice(0, 20).map(show)] : []),

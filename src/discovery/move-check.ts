@@ -32,7 +32,8 @@ export interface Fingerprint {
   reported_mac?: string;
   /** SNMPv3: the agent's snmpEngineID (hex). */
   engine_id?: string;
-  snmp: SecurityLevel;
+  /** How the reply came: an SNMP security level, or IPP (which proves nothing of who answered). */
+  snmp: SecurityLevel | 'ipp';
   model?: string;
   manufacturer?: string;
 }
@@ -59,7 +60,7 @@ export interface CounterFlag {
   reading: { page_count: number; color_pages?: number; mono_pages?: number; scan_count?: number };
 }
 
-const AUTHENTICATED: readonly SecurityLevel[] = ['v3 authNoPriv', 'v3 authPriv'];
+const AUTHENTICATED: readonly string[] = ['v3 authNoPriv', 'v3 authPriv'];
 
 export const PENDING_MOVE_NOTE = 'address move pending';
 export const COUNTER_NOTE = 'page counter went down';
@@ -107,7 +108,7 @@ function reasonOf(d: Device, fp: Fingerprint, checks: PendingMove['checks'], sav
   if (checks.reported_mac === 'differs') parts.push(`the reply reports MAC ${normalMac(fp.reported_mac)}, the printer's is ${normalMac(d.mac_address)}`);
   if (checks.engine_id === 'differs') parts.push(fp.engine_id ? `SNMPv3 engine ID ${fp.engine_id} differs from the printer's ${k.snmp_engine_id}` : `the printer answered SNMPv3 (engine ID ${k.snmp_engine_id}), this reply did not`);
   if (checks.identity === 'differs') parts.push(`it says ${[fp.manufacturer, fp.model].filter(Boolean).join(' ')}, the printer is ${[d.manufacturer, d.model].filter(Boolean).join(' ')}`);
-  if (!AUTHENTICATED.includes(fp.snmp)) parts.push(`SNMP ${fp.snmp} does not prove who sent the reply`);
+  if (!AUTHENTICATED.includes(fp.snmp)) parts.push(`${fp.snmp === 'ipp' ? 'IPP' : `SNMP ${fp.snmp}`} does not prove who sent the reply`);
   if (checks.neighbour_mac === 'unknown' && !(checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp))) parts.push('no MAC or engine ID the box could check');
   return parts.join('; ');
 }

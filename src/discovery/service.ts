@@ -245,20 +245,52 @@ export class DiscoveryService {
     if (existing) {
       o.serial = existing.serial;
       o.printerInfo.serial = existing.serial;
+      if (existing.ip !== o.ip) return this.announcedElsewhere(existing, o);
     }
     const device = mergeObservation(existing, o);
     const raw = { ...(device.raw_data ?? {}) };
     delete raw.mdns_goodbye_at;
     if (read.ipp) raw.ipp = { port: read.ipp.port, resource: read.ipp.resource, tls: read.ipp.tls };
     device.raw_data = raw;
+    const snapshot = { serial: device.serial, ts: o.now, ...read.metrics };
+    if (existing && this.flagIfCounterDown(device.serial, snapshot, o.ip, o.now)) return device.serial;
     try {
-      this.store([{ device, snapshot: { serial: device.serial, ts: o.now, ...read.metrics }, existed: Boolean(existing) }], 'storing an announced printer');
+      this.store([{ device, snapshot, existed: Boolean(existing) }], 'storing an announced printer');
     } catch (err) {
       if (err instanceof ReadingsKeptError) return device.serial;
       throw err;
     }
     events.emit('device_change', { serial: device.serial, change: existing ? 'updated' : 'discovered' });
     return device.serial;
+  }
+
+  /**
+   * An announced printer whose IPP answer claims a known printer at another address. IPP (like
+   * SNMP v1/v2c) proves nothing of who answered, so nothing of it is stored and the record does
+   * not move by itself: it gets a pending move that a person confirms (POST /devices/confirm-move).
+   */
+  private announcedElsewhere(existing: Device, o: Observation): string {
+    const { devices, events, log } = this.deps;
+    const mac = this.neighbour(o.ip);
+    const fp: Fingerprint = {
+      ip: o.ip,
+      ...(mac ? { neighbour_mac: mac } : {}),
+      snmp: 'ipp',
+      ...(o.fields.model ? { model: o.fields.model } : {}),
+      ...(o.fields.manufacturer ? { manufacturer: o.fields.manufacturer } : {}),
+    };
+    // Told that the saved address answers: an unauthenticated answer never moves a record alone.
+    const decision = judgeSighting(existing, fp, this.deps.now(), true, this.deps.now());
+    if (decision.move) return existing.serial;
+    log.warn({ serial: existing.serial, saved_ip: existing.ip, ip: o.ip }, `printer serial announced at another address: not stored, move pending (${decision.pending.reason})`);
+    try {
+      devices.put(withRawData(existing, { pending_move: decision.pending }));
+    } catch (err) {
+      if (!this.deps.storage?.failed(err, 'noting a pending move')) throw err;
+      return existing.serial;
+    }
+    events.emit('device_change', { serial: existing.serial, change: 'updated' });
+    return existing.serial;
   }
 
   /** The printer's last service said goodbye: its record says so (nothing is deleted). */

@@ -401,7 +401,7 @@ describe('from a laptop on the site network', { skip: skipLan ?? false }, () => 
     assert.equal(plain.status, 401);
     assert.equal(plain.body, 'unauthorized\n');
     assert.equal(browser.status, 302);
-    assert.equal(browser.headers.location, '/login?return_to=%2Fproxy%2FLAN-PRN%2F');
+    assert.equal(browser.headers.location, '../../login?return_to=%2Fproxy%2FLAN-PRN%2F', 'relative to the request: /login from /proxy/LAN-PRN/');
     assert.equal(preview.status, 401);
     assert.equal(report.status, 401);
   });

@@ -8,6 +8,8 @@ import assert from 'node:assert/strict';
 import { createPrinterLan, printerLanUnavailable, type PrinterHost, type PrinterLan } from '../helpers/printer-lan.js';
 import { startAgentInBox, type BoxAgent } from '../helpers/lan.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, type SnmpSim } from '../helpers/snmpsim.js';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 
 const skip = printerLanUnavailable() ?? ensureSnmpsim();
 if (skip) console.log(`# mDNS/IPP LAN test skipped: ${skip}`);
@@ -131,6 +133,50 @@ describe('mDNS + IPP discovery on a namespace LAN', { skip: skip ?? undefined, t
       return Boolean(d) && !((d!.status_messages as string[] | undefined) ?? []).includes('offline: said goodbye on mDNS');
     });
     assert.equal(back.filter((d) => d.ip === ippOnly.address).length, 1);
+  });
+
+  it('an announcement whose IPP answer claims a known printer at another address moves nothing and stores nothing: a pending move a person confirms', async () => {
+    const d = (await discovered()).find((x) => x.ip === ippOnly.address)!;
+    const profile = async () => {
+      const r = await agent.request({ path: `/api/devices/profile?serial=${encodeURIComponent(d.serial)}`, maxBody: 1 << 20 });
+      assert.equal(r.status, 200, r.body);
+      return JSON.parse(r.body) as { device: { ip: string; raw_data?: { pending_move?: { ip: string; snmp: string } } } };
+    };
+    // The record says the printer lives elsewhere on the LAN (as a saved printer would, before a
+    // responder at this address starts claiming its identity).
+    const elsewhere = combo.address.replace(/\.\d+$/, '.99');
+    const db = new Database(join(agent.config.dataDir, 'printbox.db'));
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.prepare('UPDATE devices SET ip = ? WHERE serial = ?').run(elsewhere, d.serial);
+    } finally {
+      db.close();
+    }
+    const readings = () => {
+      const ro = new Database(join(agent.config.dataDir, 'printbox.db'), { readonly: true });
+      try {
+        return (ro.prepare('SELECT count(*) AS n FROM metrics_raw WHERE serial = ?').get(d.serial) as { n: number }).n;
+      } finally {
+        ro.close();
+      }
+    };
+    const before = readings();
+    await lan.stopPrinter(ippOnly);
+    await lan.startPrinter(ippOnly, { make: 'Acme', model: 'Laser 9', queue: 'Lab Printer', location: 'Room 1' });
+    const deadline = Date.now() + 30_000;
+    let p = await profile();
+    while (!p.device.raw_data?.pending_move) {
+      assert.ok(Date.now() < deadline, `no pending move:\n${agent.stdout().slice(-3000)}`);
+      await sleep(200);
+      p = await profile();
+    }
+    assert.equal(p.device.ip, elsewhere, 'the record did not move');
+    assert.equal(p.device.raw_data!.pending_move!.ip, ippOnly.address);
+    assert.equal(p.device.raw_data!.pending_move!.snmp, 'ipp');
+    assert.equal(readings(), before, 'no reading of the claimant stored');
+    const confirm = await agent.request({ method: 'POST', path: '/devices/confirm-move', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ serial: d.serial, ip: ippOnly.address }) });
+    assert.equal(confirm.status, 200, confirm.body);
+    assert.equal((await profile()).device.ip, ippOnly.address, 'a person moved it');
   });
 
   it('an announced printer outside discovery.allowed_ranges is not contacted', async () => {
