@@ -423,18 +423,17 @@ export class DiscoveryService {
     };
   }
 
+  /** One printer's SNMP read with the current settings (a saved or a pending address). */
+  private readOne(ip: string): Promise<HostReadResult | null> {
+    const s = this.deps.settings.get();
+    const { snmp_timeout_ms: timeoutMs, allowed_ranges: allowedRanges } = s.discovery;
+    return readHost(ip, { credentials: credentialsOf(s), timeoutMs, allowedRanges, port: s.snmp.port, planRead: readPlan, signal: this.lifetime.signal });
+  }
+
   /** Whether the record's own address answers with its serial now (one read, the usual timeout). */
   private async savedAddressAnswers(d: Device): Promise<boolean> {
-    const s = this.deps.settings.get();
     try {
-      const host = await readHost(d.ip, {
-        credentials: credentialsOf(s),
-        timeoutMs: s.discovery.snmp_timeout_ms,
-        allowedRanges: s.discovery.allowed_ranges,
-        port: s.snmp.port,
-        planRead: readPlan,
-        signal: this.lifetime.signal,
-      });
+      const host = await this.readOne(d.ip);
       if (!host) return false;
       return toObservation(parsePrinter(host.values, d.ip, new Date(this.deps.now())), d.ip, this.deps.now())?.serial === d.serial;
     } catch {
@@ -479,17 +478,9 @@ export class DiscoveryService {
   private async pollPendingAddress(device: Device, roundStartedAt: number): Promise<Reading | undefined> {
     const pending = pendingMoveOf(device);
     if (!pending) return undefined;
-    const s = this.deps.settings.get();
     let host: HostReadResult | null = null;
     try {
-      host = await readHost(pending.ip, {
-        credentials: credentialsOf(s),
-        timeoutMs: s.discovery.snmp_timeout_ms,
-        allowedRanges: s.discovery.allowed_ranges,
-        port: s.snmp.port,
-        planRead: readPlan,
-        signal: this.lifetime.signal,
-      });
+      host = await this.readOne(pending.ip);
     } catch {
       return undefined;
     }
