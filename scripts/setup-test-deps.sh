@@ -11,10 +11,21 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 [ -e /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 ] || [ -e /lib/x86_64-linux-gnu/libsqlite3.so.0 ] || need+=(libsqlite3-0)
 # A printer's own web page and IPP (shared/docs/lan-lab.md): CUPS's ippeveprinter.
 command -v ippeveprinter >/dev/null 2>&1 || need+=(cups-ipp-utils)
+# Each printer host of the namespace LAN runs its own D-Bus and Avahi (test/helpers/printer-lan.ts).
+command -v avahi-daemon >/dev/null 2>&1 || need+=(avahi-daemon)
+command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing Debian packages: ${need[*]} (run as root to install them)" >&2
     exit 1
+  fi
+  # Installed daemons are never started on this machine: an Avahi in the root namespace would
+  # announce the machine on its real network. Tests start their own, inside namespaces.
+  blocker=""
+  if [ ! -e /usr/sbin/policy-rc.d ]; then
+    blocker=/usr/sbin/policy-rc.d
+    printf '#!/bin/sh\nexit 101\n' >"$blocker" && chmod 755 "$blocker"
+    trap 'rm -f "$blocker"' EXIT
   fi
   apt-get -o DPkg::Lock::Timeout=600 update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}"
