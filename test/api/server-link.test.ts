@@ -148,6 +148,14 @@ describe('enrolled agent', () => {
       assert.equal(r.code, 0, r.stderr);
       // Stored and waiting while the server cannot take them.
       await until(`a backlog while ${mode}`, async () => ((await linkOf(agent)).backlog === 3 ? true : undefined));
+      if (mode === 'error500') {
+        // The channel is up, the server refuses the uploads: the link says so, not "online".
+        const link = await until('the link failing', async () => {
+          const l = await linkOf(agent);
+          return l.state === 'failing' ? l : undefined;
+        });
+        assert.match(String(link.upload_error), /500/);
+      }
       if (mode === 'drop') await peer.waitFor(() => (peer.requests().some((q) => q.status === 'dropped') ? true : undefined), 30_000, 'a dropped answer');
       await peer.setMode('ok');
       await peer.waitFor(() => (new Set(peer.metrics().map(keyOf)).size >= before + 3 ? true : undefined), 60_000, `the backlog after ${mode}`);

@@ -138,7 +138,7 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
     assert.deepEqual(protocolComplaints(pm.log()), []);
   });
 
-  // Last: the server refuses (and logs) a reading of a device it no longer holds.
+  // Near the end: the server refuses (and logs) a reading of a device it no longer holds.
   test('a device deleted on the server alone comes back with the box\'s next reading, which is not lost', async () => {
     const onServer = () => pm.query<{ serial: string }>('SELECT serial FROM devices WHERE serial = ?', PRINTER.serial).length > 0;
     const r = await pm.api('POST', '/api/v1/devices/delete', { serial: PRINTER.serial, delete_from_agent: false });
@@ -152,5 +152,18 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
     await until('the device back on the server', onServer, 60_000);
     await until('the new reading on the server', () => serverReadings(pm, PRINTER.serial).some((t) => Math.abs(t - latest) <= 60_000), 60_000);
     await until('the link without an upload error', async () => (await linkOf(agent)).upload_error === undefined);
+  });
+
+  // After the others: it restarts the agent.
+  test('a managed setting changed on the server applies on the box; one the box cannot apply is reported', async () => {
+    const put = await pm.api('PUT', `/api/v1/settings/tenants/${pm.tenant}`, { snmp: { timeout_ms: 3500 }, features: { epson_remote_mode_enabled: true } });
+    assert.equal(put.status, 200, put.text);
+    await agent.restart(); // a start sends a heartbeat at once (else the next comes within 60 s)
+    const link = await until('the managed settings applied on the box', async () => {
+      const s = JSON.parse((await agent.get('/settings')).body) as { discovery: { snmp_timeout_ms: number }; server: { link: Json } };
+      return s.discovery.snmp_timeout_ms === 3500 ? s.server.link : undefined;
+    }, 60_000);
+    assert.match(String(link.settings_version), /^[0-9a-f]{64}$/, 'the server\'s own version, kept as it is');
+    assert.ok((link.settings_unmapped as string[] | undefined)?.some((f) => f.startsWith('features.epson_remote_mode_enabled')), JSON.stringify(link));
   });
 });

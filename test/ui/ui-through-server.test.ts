@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { startAgent, stopAll, type Agent } from '../helpers/agent.js';
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../helpers/printmaster.js';
 import { HOUR, device, metrics, ndjson } from '../helpers/seed.js';
+import { until } from '../helpers/pm-checks.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = !existsSync(CHROMIUM) ? `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)` : printmasterUnavailable() ?? false;
@@ -25,17 +26,6 @@ let pm: PmServer;
 let agent: Agent;
 let agentId: string;
 let browser: import('playwright-core').Browser;
-
-/** Polls fn until it returns a value (not undefined), within ms. */
-async function until<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 before(async () => {
   if (skip) return;
@@ -57,7 +47,7 @@ before(async () => {
     const r = await pm.api('GET', '/api/v1/agents/list');
     const list: { agent_id: string; connection_type?: string }[] = Array.isArray(r.json) ? r.json : (r.json?.agents ?? []);
     return list.find((a) => a.connection_type === 'ws')?.agent_id;
-  });
+  }, 60_000);
   const { chromium } = await import('playwright-core');
   // The flags keep Chromium from reaching out to the network; playwright gives it a fresh empty profile.
   browser = await chromium.launch({

@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mapManagedSettings, toBoxRangesText } from '../../src/server/managed-settings.js';
@@ -333,36 +332,8 @@ test('any mutation of a real snapshot: never throws, and the patch always passes
 
 // --- The live server: a PUT of its tenant settings reaches an agent's heartbeat, and maps. ---
 
-function post(pm: PmServer, path: string, body: unknown, token?: string): Promise<{ status: number; json: any }> {
-  return new Promise((ok, fail) => {
-    const data = Buffer.from(JSON.stringify(body));
-    const req = https.request(
-      pm.url + path,
-      {
-        method: 'POST',
-        ca: readFileSync(pm.caFile, 'utf8'),
-        checkServerIdentity: () => undefined,
-        headers: { 'content-type': 'application/json', 'content-length': data.length, ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        timeout: 30_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString();
-          try {
-            ok({ status: res.statusCode ?? 0, json: JSON.parse(text) });
-          } catch {
-            fail(new Error(`${path}: ${res.statusCode} ${text}`));
-          }
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${path}: timed out`)));
-    req.on('error', fail);
-    req.end(data);
-  });
-}
+/** A POST to the server as an agent (its bearer token) or, without one, as the admin. */
+const post = (pm: PmServer, path: string, body: unknown, token?: string) => pm.api('POST', path, body, token ? { authorization: `Bearer ${token}` } : {});
 
 const why = printmasterUnavailable();
 test('the live PrintMaster server: a tenant PUT reaches the heartbeat, maps, and applies on the box', { skip: why ?? false }, async () => {
