@@ -21,6 +21,23 @@ export interface AgentDb {
  * Any other failure (a bad path, a damaged file) is thrown as before.
  */
 export function openAgentDatabase(file: string, dataDir: string, log: Logger): AgentDb {
+  const opened = openStoredOrExclusive(file, dataDir, log);
+  // Set once the schema is migrated (a migration may wait the CLI's 5 s: nothing is served yet).
+  opened.db.pragma(`busy_timeout = ${AGENT_BUSY_TIMEOUT_MS}`);
+  return opened;
+}
+
+/**
+ * How long one write of the agent waits for another process's write lock (the CLI's import holds
+ * it for a whole file, its roll-up for one batch at a time). better-sqlite3 waits synchronously:
+ * the whole agent stands still meanwhile, and a stall past the keep-alive timeout (5 s) made Node
+ * close idle connections whose next request was already waiting, as resets (the load soak's
+ * errors). 100 ms outlasts a roll-up batch; a write still refused is kept and retried (readings,
+ * sessions: storage guard) or answered 503 with Retry-After (API writes).
+ */
+export const AGENT_BUSY_TIMEOUT_MS = 100;
+
+function openStoredOrExclusive(file: string, dataDir: string, log: Logger): AgentDb {
   let first: DatabaseOpenError;
   try {
     return { db: openDatabase(file) };

@@ -158,7 +158,8 @@ export class StorageGuard {
     if (first || this.failing() || this.pending.length > 0) this.retry();
     this.measure();
     if (this.state === 'low' && this.now() - this.lastRoomMade > CHECK_MS * 10) await this.makeRoom();
-    this.schedule(this.failing() ? this.backoff.next() : CHECK_MS);
+    // Readings still kept while the card is fine: the database was busy (see keep()).
+    this.schedule(this.failing() ? this.backoff.next() : this.pending.length > 0 ? RETRY_SOON_MS : CHECK_MS);
   }
 
   /** Writes the kept readings (or checks that writes go through again when none are kept). */
@@ -176,7 +177,10 @@ export class StorageGuard {
       this.publish();
     } catch (err) {
       const what = batch.length ? 'storing kept readings' : 'checking that the card takes writes';
-      if (!this.failed(err, what)) this.d.log.error({ err: (err as Error).message }, `${what} failed`);
+      if ((err as { code?: unknown })?.code === 'SQLITE_BUSY') {
+        // Another process (the CLI's import) holds the write lock: the card is fine, try again soon.
+        this.d.log.warn({ readings: batch.length }, `${what}: the database is busy (another process writes to it): trying again soon`);
+      } else if (!this.failed(err, what)) this.d.log.error({ err: (err as Error).message }, `${what} failed`);
     }
   }
 
