@@ -242,8 +242,9 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
   const supplies = strs('printer-supply')
     .slice(0, 64)
     .map((text, i) => supplyOf(text, supplyDescriptions[i]));
-  const alertDescriptions = strs('printer-alert-description');
+  const alertDescriptions = strs('printer-alert-description').map(unechoed);
   const alerts = strs('printer-alert')
+    .map(unechoed)
     .slice(0, 32)
     .map((text, i) => alertOf(text, alertDescriptions[i]))
     .filter((s): s is string => Boolean(s));
@@ -272,6 +273,18 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
     ...(sides.length ? { duplexSupported: sides.some((s) => s.startsWith('two-sided')) } : {}),
     webUiUrl: str('printer-more-info'),
   };
+}
+
+/**
+ * A value without the ipptool-style echo some firmware writes into it: the Xerox B210 sends
+ * "printer-alert[0] = code=markerTonerEmpty;..." and "printer-alert-description[0] = '09-200 ...'"
+ * (test/fixtures/ipp/xerox-b210-toner-empty.ipp).
+ */
+function unechoed(text: string): string {
+  const m = /^[a-z][a-z0-9-]*\[\d+\]\s*=\s*([\s\S]*)$/.exec(text);
+  if (!m) return text;
+  const v = m[1].trim();
+  return v.length >= 2 && v.startsWith("'") && v.endsWith("'") ? v.slice(1, -1) : v;
 }
 
 /** "key=value;key=value;" as a map with lower-case keys. */

@@ -24,6 +24,7 @@ const TWO_YEARS = 'UI-2Y-0001';
 const MONO_COLOUR = 'UI-MC-0002';
 const DISCOVERED = 'UI-DISC-0003';
 const TO_HIDE = 'UI-DISC-0004';
+const WSD_ONLY = 'UI-DISC-0005';
 const PHONE = { width: 360, height: 740 };
 const DESKTOP = { width: 1280, height: 860 };
 
@@ -62,13 +63,18 @@ before(async () => {
   sim = await startSnmpSim({ endpoints: [{ address: SIM_ADDRESS, recording: fixturePath('printmaster/kyocera_p2040.snmprec') }] });
   agent = await startAgent({
     seed: ndjson([
-      device(TWO_YEARS, { ip: '127.0.1.60', is_saved: true, manufacturer: 'Kyocera', model: 'TASKalfa 2554ci', firmware: '2XN_S000.002.301', mac_address: '00:17:c8:aa:bb:cc', location: 'Floor 3', status_messages: ['Paper jam in tray 2'], first_seen: now - 730 * DAY, created_at: now - 730 * DAY }),
+      device(TWO_YEARS, { ip: '127.0.1.60', is_saved: true, manufacturer: 'Kyocera', model: 'TASKalfa 2554ci', firmware: '2XN_S000.002.301', mac_address: '00:17:c8:aa:bb:cc', location: 'Floor 3', status_messages: ['Paper jam in tray 2'], first_seen: now - 730 * DAY, created_at: now - 730 * DAY,
+        web_ui_url: 'https://127.0.1.60/startwlm/Start_Wlm.htm', printer_info: { discovery_methods: ['ipp', 'subnet_scan'], detection_reasons: ['ipp: ipps port 443 answered Get-Printer-Attributes'] } }),
       ...twoYears(TWO_YEARS, now),
       device(MONO_COLOUR, { ip: '127.0.1.61', is_saved: true, manufacturer: 'HP', model: 'Color LaserJet M555', location: 'Reception' }),
       metrics(MONO_COLOUR, 'raw', now - HOUR, { mono_pages: 1200, color_pages: 345, toner_levels: { black: 40, cyan: 9, magenta: 55, yellow: 70 } }),
-      device(DISCOVERED, { ip: '127.0.1.62', manufacturer: 'Brother', model: 'HL-L5100DN'}),
+      device(DISCOVERED, { ip: '127.0.1.62', manufacturer: 'Brother', model: 'HL-L5100DN', web_ui_url: 'http://127.0.1.62/general/status.html',
+        printer_info: { discovery_methods: ['ipp', 'mdns'], detection_reasons: ['mdns: _ipp._tcp', 'ipp: ipp port 631 answered Get-Printer-Attributes'] } }),
       metrics(DISCOVERED, 'raw', now - HOUR, { page_count: 4321, toner_levels: { black: 66 } }),
       device(TO_HIDE, { ip: '127.0.1.63', manufacturer: 'Epson', model: 'WF-C5790' }),
+      // Its web page as the LAN said it: not an http(s) URL, so never a link.
+      device(WSD_ONLY, { ip: '127.0.1.64', manufacturer: 'Canon', model: 'MF455dw', web_ui_url: 'javascript:alert(document.cookie)',
+        printer_info: { discovery_methods: ['port_probe', 'wsd'], detection_reasons: ['wsd: Hello (wprt:PrintDeviceType)', 'port_probe: 9100 open'] } }),
     ]),
   });
   // What the simulator needs (its UDP port, a short timeout); no range is enabled yet.
@@ -176,7 +182,21 @@ test('discovered: no range enabled says so, a scan with nothing to scan says why
   await desktop.click('#scan');
   await desktop.waitForFunction(() => /Scan done/.test(document.getElementById('scan-state')?.textContent ?? ''));
   assert.match((await desktop.textContent('#scan-state')) ?? '', /Scan done: 0 found \(nothing was enabled to scan/);
-  assert.match((await desktop.textContent(`#discovered tr[data-serial="${DISCOVERED}"]`)) ?? '', /imported/, 'why it is listed');
+  // How each was found, in plain words, and its web page: a link only for an http(s) URL, in a new
+  // tab that gets no handle on the box's page.
+  const announced = desktop.locator(`#discovered tr[data-serial="${DISCOVERED}"]`);
+  assert.equal(await announced.locator('.found-by').textContent(), 'IPP, mDNS');
+  assert.match((await announced.textContent()) ?? '', /mDNS: _ipp\._tcp; IPP: ipp port 631 answered Get-Printer-Attributes/);
+  const link = announced.locator('a.web-ui');
+  assert.equal(await link.getAttribute('href'), 'http://127.0.1.62/general/status.html');
+  assert.equal(await link.getAttribute('target'), '_blank');
+  assert.equal(await link.getAttribute('rel'), 'noopener noreferrer');
+  const wsd = desktop.locator(`#discovered tr[data-serial="${WSD_ONLY}"]`);
+  assert.equal(await wsd.locator('.found-by').textContent(), 'port probe, WS-Discovery');
+  assert.match((await wsd.textContent()) ?? '', /WS-Discovery: Hello \(wprt:PrintDeviceType\); port probe: 9100 open/);
+  assert.equal(await wsd.locator('a').count(), 0, 'a javascript: URL is no link');
+  assert.equal(await wsd.locator('.web-ui').textContent(), 'javascript:alert(document.cookie)', 'but it is shown, as text');
+  assert.equal(await desktop.locator(`#discovered tr[data-serial="${TO_HIDE}"] .found-by`).textContent(), 'imported', 'nothing recorded: imported');
   await accessible(desktop, 'discovered');
   await go(phone, '#/discovered', `#discovered tr[data-serial="${DISCOVERED}"]`);
   await fitsWidth(phone, 'discovered (phone)');
@@ -291,7 +311,7 @@ test('live update: a scan shows its progress and the printer it finds without a 
   await desktop.click('#scan');
   await desktop.waitForSelector(`#discovered tr[data-serial="${SIM_SERIAL}"]`, { timeout: 30_000 });
   await desktop.waitForFunction(() => /Scan done: 1 found/.test(document.getElementById('scan-state')?.textContent ?? ''));
-  assert.match((await desktop.textContent(`#discovered tr[data-serial="${SIM_SERIAL}"]`)) ?? '', /range scan \(SNMP\)/, 'why it is listed: found by the range scan');
+  assert.match((await desktop.textContent(`#discovered tr[data-serial="${SIM_SERIAL}"]`)) ?? '', /SNMP scan \(range\)/, 'why it is listed: found by the range scan');
   await shot(desktop, 'discovered-desktop');
   const texts = (await desktop.evaluate('window.__scanTexts')) as string[];
   assert.ok(texts.some((t) => /^Scanning: \d+ of 2 addresses/.test(t)), `progress shown: ${JSON.stringify(texts)}`);
@@ -306,6 +326,12 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   await desktop.click(`#saved tr[data-serial="${TWO_YEARS}"] a`);
   await desktop.waitForSelector('#meter-chart[data-period="month"] canvas');
   assert.match((await desktop.textContent('#identity')) ?? '', /2XN_S000\.002\.301.*00:17:c8:aa:bb:cc/s);
+  await desktop.waitForFunction(() => /Found by/.test(document.getElementById('identity')?.textContent ?? ''));
+  assert.match((await desktop.textContent('#identity')) ?? '', /Found byIPP, SNMP scan \(subnet\)What answeredIPP: ipps port 443 answered Get-Printer-Attributes/);
+  const web = desktop.locator('#identity a.web-ui');
+  assert.equal(await web.getAttribute('href'), 'https://127.0.1.60/startwlm/Start_Wlm.htm');
+  assert.equal(await web.getAttribute('target'), '_blank');
+  assert.equal(await web.getAttribute('rel'), 'noopener noreferrer');
   const monthPoints = Number(await desktop.getAttribute('#meter-chart', 'data-points'));
   assert.ok(monthPoints > 50, `month: ${monthPoints} points`);
   await desktop.click('button[data-period="year"]');
@@ -339,6 +365,13 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   await fitsWidth(phone, 'printer page (phone)');
   await accessible(phone, 'printer page (phone)');
   await shot(phone, 'printer-phone');
+
+  // A web page that is not an http(s) URL is text on the printer's page too.
+  await go(desktop, `#/printer/${WSD_ONLY}`, '#identity .web-ui');
+  assert.equal(await desktop.locator('#identity a').count(), 0);
+  assert.equal(await desktop.textContent('#identity .web-ui'), 'javascript:alert(document.cookie)');
+  await desktop.waitForFunction(() => /Found by/.test(document.getElementById('identity')?.textContent ?? ''));
+  assert.match((await desktop.textContent('#identity')) ?? '', /Found byport probe, WS-Discovery/);
 
   // Read now: the simulated printer answers.
   await go(desktop, `#/printer/${SIM_SERIAL}`, '#read-now');

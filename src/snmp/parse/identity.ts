@@ -36,10 +36,29 @@ const BRANDS: readonly Brand[] = [
   { name: 'Zebra', text: /\bzebra\b|^ztc\s/i, enterprises: [10642] },
 ];
 
+/** The rebadged brand a printer's own texts name. */
+export function brandInTexts(texts: ReadonlyArray<string | undefined>): string | undefined {
+  for (const b of BRANDS) if (b.text && texts.some((t) => t && b.text!.test(t))) return b.name;
+  return undefined;
+}
+
+/** The brand an enterprise number alone stands for. */
+export function brandOfEnterprise(enterprise: number | undefined): string | undefined {
+  return BRANDS.find((b) => enterprise !== undefined && b.enterprises?.includes(enterprise))?.name;
+}
+
 /** The brand a printer's own texts name, else the one its enterprise number alone stands for. */
 export function brandOf(texts: ReadonlyArray<string | undefined>, enterprise: number | undefined): string | undefined {
-  for (const b of BRANDS) if (b.text && texts.some((t) => t && b.text!.test(t))) return b.name;
-  return BRANDS.find((b) => enterprise !== undefined && b.enterprises?.includes(enterprise))?.name;
+  return brandInTexts(texts) ?? brandOfEnterprise(enterprise);
+}
+
+// A 1284 MFG that names nobody (print-server cards and generic drivers write these).
+const NOT_A_MAKER = /^(generic|unknown|none|network|printer|network printer|print server|-+)$/i;
+
+/** The 1284 MFG field as a maker's name, or undefined when it names nobody. */
+export function makerOfDeviceId(mfg: string | undefined): string | undefined {
+  const t = mfg?.trim();
+  return t && !NOT_A_MAKER.test(t) ? t : undefined;
 }
 
 const BRAND_PREFIX = new RegExp(

@@ -10,7 +10,8 @@
 //                  (the caller then falls back to the MAC). Trimmed of NUL/whitespace padding;
 //                  placeholders such as "0" or "unknown" count as none.
 //   manufacturer:  the brand the printer's texts name (rebadged lines: UTAX, Develop, Dell ...)
-//                  > vendor from sysObjectID enterprise > 1284 MFG (identity.ts)
+//                  > 1284 MFG > a maker named in 1284 MDL, hrDeviceDescr, sysDescr > the
+//                  sysObjectID enterprise (identity.ts; print-server cards claim HP's)
 //   model:         1284 MDL > vendor model OID > hrDeviceDescr > sysDescr, each cleaned of the
 //                  brand prefix, firmware versions, service tags, the serial, "series"
 //   page_count:    prtMarkerLifeCount (marker 1, counted in impressions or sheets) > vendor total
@@ -45,13 +46,13 @@ import {
   VENDOR_DEVICE_ID_OIDS,
 } from '../oids.js';
 import type { OidValues } from '../types.js';
-import { canonicalManufacturer, VENDORS, vendorByEnterprise, vendorByName } from '../vendors/index.js';
-import type { VendorFacts, VendorModule } from '../vendors/types.js';
+import { canonicalManufacturer, VENDORS, vendorByName, vendorFor } from '../vendors/index.js';
+import type { VendorFacts } from '../vendors/types.js';
 import { parseDeviceId, type DeviceId } from './device-id.js';
 import { isSupplyAlert, readAlerts, readTrays, statusMessages, type Alert } from './status.js';
 import { colorantColours, readSupplies, type Supply } from './supplies.js';
 import { bytesOf, column, enterpriseOf, num, numOf, text, textOf, withOidIndex, type Found } from './values.js';
-import { brandOf, cleanModel } from './identity.js';
+import { brandInTexts, brandOfEnterprise, cleanModel, makerOfDeviceId } from './identity.js';
 
 export { cleanModel };
 
@@ -132,16 +133,6 @@ function readDeviceId(values: OidValues): { id?: DeviceId; oid?: string } {
     if (id && (id.manufacturer || id.model)) return { id, oid };
   }
   return {};
-}
-
-function findVendor(ent: number | undefined, texts: Array<string | undefined>): VendorModule | undefined {
-  const byEnt = vendorByEnterprise(ent);
-  if (byEnt) return byEnt;
-  for (const t of texts) {
-    const v = vendorByName(t);
-    if (v) return v;
-  }
-  return undefined;
 }
 
 /** MAC of the interface that holds the printer's address, else of the first real interface. */
@@ -237,9 +228,13 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   const { id: deviceId, oid: deviceIdOid } = readDeviceId(values);
 
   const enterprise = enterpriseOf(sysObjectId);
-  const vendor = findVendor(enterprise, [deviceId?.manufacturer, hrDescr, sysDescr]);
-  const brand = brandOf([deviceId?.manufacturer, deviceId?.model, hrDescr, sysDescr], enterprise);
-  const genericModel = cleanModel(deviceId?.model, { brand }) ?? cleanModel(hrDescr, { brand });
+  // The printer's own texts first (what it reads to its print server over 1284), then the
+  // agent's sysDescr, which may be the card's.
+  const texts = [deviceId?.manufacturer, deviceId?.model, hrDescr, sysDescr];
+  const maker = makerOfDeviceId(deviceId?.manufacturer);
+  const vendor = vendorFor(enterprise, texts.slice(1), maker);
+  const brand = brandInTexts(texts);
+  const genericModel = cleanModel(deviceId?.model, { brand: brand ?? brandOfEnterprise(enterprise) }) ?? cleanModel(hrDescr, { brand: brand ?? brandOfEnterprise(enterprise) });
   const facts: VendorFacts = vendor?.parse?.({ values, deviceId, model: genericModel }) ?? {};
 
   // --- identity
@@ -253,10 +248,16 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   const idSerial = cleanSerial(deviceId?.serial);
   const serial = pick(serialStd, vendorSerial, idSerial ? { value: idSerial, oid: deviceIdOid } : undefined);
 
-  // A manufacturer is only named from a brand the printer's texts or enterprise number name, a
-  // vendor match or the device ID's own MFG field: the first word of a free-text description is
-  // often a product line, not a maker.
-  const manufacturer = brand ?? vendor?.name ?? canonicalManufacturer(deviceId?.manufacturer);
+  // The name the printer gives wins over the enterprise number, which may be a print-server
+  // card's (third-party cards claim HP's JetDirect OID): a rebadged brand in its texts, its 1284
+  // MFG, a maker its texts name, and only then the enterprise number. A free-text description
+  // names a maker only through a known name: its first word is often a product line.
+  const manufacturer =
+    brand ??
+    canonicalManufacturer(maker) ??
+    texts.map((t) => vendorByName(t)?.name).find((n) => n !== undefined) ??
+    brandOfEnterprise(enterprise) ??
+    vendor?.name;
 
   const modelSources: Array<Found<string> | undefined> = [
     deviceId?.model ? { value: deviceId.model, oid: deviceIdOid } : undefined,

@@ -92,14 +92,33 @@
     if (!msgs.length) return h('span', { class: 'badge ok', text: 'OK' });
     return msgs.map((m) => h('span', { class: 'badge bad', text: m }));
   }
-  function why(p) {
+  // How a printer was found, in plain words (PrinterInfo.discovery_methods; an unknown method as
+  // written), and what answered (detection_reasons, their method prefix in the same words).
+  const METHOD_WORDS = { subnet_scan: 'SNMP scan (subnet)', manual_range: 'SNMP scan (range)', snmp: 'SNMP', mdns: 'mDNS', ipp: 'IPP', ipps: 'IPP',
+    wsd: 'WS-Discovery', ws_discovery: 'WS-Discovery', ssdp: 'SSDP', llmnr: 'LLMNR', port_probe: 'port probe', tcp_probe: 'port probe', usb: 'USB', import: 'imported' };
+  const methodWord = (m) => METHOD_WORDS[String(m).toLowerCase().replace(/-/g, '_')];
+  function foundBy(p) {
     const out = [];
     if (p.device_type === 'usb' || p.is_usb) out.push('USB');
-    const METHOD = { subnet_scan: 'subnet scan (SNMP)', manual_range: 'range scan (SNMP)', usb: 'USB', import: 'imported', mdns: 'announced (mDNS)', ipp: 'IPP', snmp: 'SNMP' };
-    for (const m of p.discovery_methods || []) out.push(METHOD[m] || m);
-    for (const r of p.detection_reasons || []) out.push(r);
-    if (!out.length) out.push(p.learned_oids && Object.keys(p.learned_oids).length ? 'network scan (SNMP)' : 'imported');
+    for (const m of p.discovery_methods || []) out.push(methodWord(m) || String(m));
+    if (!out.length) out.push(p.learned_oids && Object.keys(p.learned_oids).length ? 'SNMP scan' : 'imported');
     return [...new Set(out)].join(', ');
+  }
+  function detection(p) {
+    return [...new Set((p.detection_reasons || []).map((r) => {
+      const m = /^([A-Za-z_-]+):\s*(.*)$/.exec(String(r));
+      return m && methodWord(m[1]) ? methodWord(m[1]) + ': ' + m[2] : String(r);
+    }))].join('; ');
+  }
+  // The printer's web page comes from the LAN (printer-more-info, an mDNS adminurl): only an http or
+  // https URL becomes a link, opened in a new tab that gets neither this page nor its address;
+  // anything else is shown as text.
+  function webLink(url) {
+    if (!url) return null;
+    let u = null;
+    try { u = new URL(String(url)); } catch { u = null; }
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return h('span', { class: 'web-ui', text: String(url) });
+    return h('a', { class: 'web-ui', href: u.href, target: '_blank', rel: 'noopener noreferrer', text: String(url) });
   }
 
   // ---- Live updates (/events), else a periodic refresh -----------------------------------------
@@ -369,11 +388,11 @@
         return;
       }
       table.replaceChildren(
-        h('thead', {}, h('tr', {}, ['Printer', 'Address', 'Why it is here', 'Meter', 'Supplies', ''].map((t) => h('th', { scope: 'col', text: t })))),
+        h('thead', {}, h('tr', {}, ['Printer', 'Address', 'How it was found', 'Meter', 'Supplies', ''].map((t) => h('th', { scope: 'col', text: t })))),
         h('tbody', {}, found.map((p) => h('tr', { 'data-serial': p.serial },
           h('td', { 'data-label': 'Printer' }, h('b', { text: p.model || p.serial }), h('div', { class: 'muted', text: [p.manufacturer, p.serial].filter(Boolean).join(' · ') })),
-          h('td', { 'data-label': 'Address' }, p.ip, h('div', { class: 'muted', text: [p.hostname, p.location].filter(Boolean).join(' · ') })),
-          h('td', { 'data-label': 'Why it is here', text: why(p) }),
+          h('td', { 'data-label': 'Address' }, p.ip, h('div', { class: 'muted', text: [p.hostname, p.location].filter(Boolean).join(' · ') }), p.web_ui_url ? h('div', {}, webLink(p.web_ui_url)) : null),
+          h('td', { 'data-label': 'How it was found' }, h('span', { class: 'found-by', text: foundBy(p) }), detection(p) ? h('div', { class: 'muted', text: detection(p) }) : null),
           h('td', { class: 'num', 'data-label': 'Meter', text: fmtInt(meters(p).total) }),
           h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
           h('td', {}, h('div', { class: 'toolbar' },
@@ -469,11 +488,18 @@
         h('div', { class: 'periods', role: 'group', 'aria-label': 'Period' }, periodBtns, h('span', { class: 'custom' }, since, h('span', { 'aria-hidden': 'true', text: '–' }), until, customBtn)),
         chartMsg, chartBox, h('h3', { text: 'Supplies over time' }), supplyBox));
 
-    function drawInfo(d, latest) {
+    // How it was found lives in its PrinterInfo, which the Device record (contract 2.2) does not
+    // carry: the listing with saved printers included has it.
+    async function foundInfo() {
+      try { return (await api('/devices/discovered?include_known=true')).find((p) => p.serial === serial) || null; } catch { return null; }
+    }
+    function drawInfo(d, latest, info) {
+      const how = info || { device_type: d.device_type, is_usb: d.is_usb, discovery_methods: d.discovery_method ? [d.discovery_method] : [] };
       const rows = [['Model', [d.manufacturer, d.model].filter(Boolean).join(' ')], ['Serial', d.serial], ['Firmware', d.firmware], ['MAC address', d.mac_address],
         ['Address', d.ip + (d.hostname ? ' (' + d.hostname + ')' : '')], ['USB port', d.is_usb || d.device_type === 'usb' ? d.port_name || 'USB' : ''],
-        ['Web page', d.web_ui_url], ['First seen', when(d.first_seen)], ['Last seen', when(d.last_seen) + ' (' + ago(d.last_seen) + ')']];
-      identity.replaceChildren(...rows.filter(([, v]) => v).flatMap(([k, v]) => [h('dt', { text: k }), h('dd', { text: v })]));
+        ['Web page', webLink(d.web_ui_url)], ['Found by', foundBy(how)], ['What answered', detection(how)],
+        ['First seen', when(d.first_seen)], ['Last seen', when(d.last_seen) + ' (' + ago(d.last_seen) + ')']];
+      identity.replaceChildren(...rows.filter(([, v]) => v).flatMap(([k, v]) => [h('dt', { text: k }), v instanceof Node ? h('dd', {}, v) : h('dd', { text: v })]));
       const m = meters(latest);
       statusBox.replaceChildren(h('p', {}, statusBadges(d)),
         latest ? h('dl', { class: 'facts' }, h('dt', { text: 'Total' }), h('dd', { id: 'meter-total', text: fmtInt(m.total) }),
@@ -517,7 +543,7 @@
       }
       trustBox.replaceChildren(...out);
     }
-    drawInfo(dev, profile.latest_metrics);
+    drawInfo(dev, profile.latest_metrics, await foundInfo());
     drawTrust(dev);
     showLocks(dev);
 
@@ -586,8 +612,8 @@
     cleanup.push(() => window.removeEventListener('resize', onResize));
 
     async function reloadInfo() {
-      const p = await api('/api/devices/profile' + q);
-      drawInfo(p.device, p.latest_metrics);
+      const [p, info] = await Promise.all([api('/api/devices/profile' + q), foundInfo()]);
+      drawInfo(p.device, p.latest_metrics, info);
       drawTrust(p.device);
       showLocks(p.device);
     }
