@@ -298,6 +298,7 @@ export class DiscoveryService {
     const { settings, events, log } = this.deps;
     const s = settings.get();
     const publish = () => events.emit('discovery_update', { ...state });
+    const started = Date.now();
     try {
       const probing = s.discovery.port_probes_enabled;
       const methods = s.discovery.enable_snmp || probing ? scanTargetMethods(s) : new Map<string, DiscoveryMethod[]>();
@@ -356,10 +357,10 @@ export class DiscoveryService {
       if (result.aborted || signal.aborted) {
         state.state = 'failed';
         state.error = 'scan stopped: the agent is shutting down';
-        log.info({ scan_id: state.scan_id, found: state.found, scanned: state.scanned, total: state.total, ms: result.durationMs }, 'discovery stopped');
+        log.info({ scan_id: state.scan_id, found: state.found, scanned: state.scanned, total: state.total, ms: Date.now() - started }, 'discovery stopped');
       } else {
         state.state = 'done';
-        log.info({ scan_id: state.scan_id, found: state.found, ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+        log.info({ scan_id: state.scan_id, found: state.found, ms: Date.now() - started, snmp_ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
       }
     } catch (err) {
       state.state = 'failed';
