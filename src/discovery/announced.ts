@@ -138,11 +138,11 @@ export async function readIppDevice(d: Device, ctx: ReadContext): Promise<Announ
  * by IPP at IPP Everywhere's resource, plain first, then over TLS on the same port when the plain
  * request failed (a printer that only speaks ipps there). SNMP is not asked again.
  */
-export async function readProbedIpp(address: string, ctx: ReadContext): Promise<AnnouncedRead | { error: string }> {
+export async function readProbedIpp(address: string, ctx: ReadContext, port = 631): Promise<AnnouncedRead | { error: string }> {
   const ippOnly = { ...ctx, credentials: [] };
-  const plain = await readBoth({ address, port: 631, resource: '/ipp/print', tls: false }, undefined, ippOnly);
+  const plain = await readBoth({ address, port, resource: '/ipp/print', tls: false }, undefined, ippOnly);
   if (!('error' in plain) || ctx.signal.aborted) return plain;
-  const tls = await readBoth({ address, port: 631, resource: '/ipp/print', tls: true }, undefined, ippOnly);
+  const tls = await readBoth({ address, port, resource: '/ipp/print', tls: true }, undefined, ippOnly);
   return 'error' in tls ? { error: `${plain.error}; over TLS: ${tls.error}` } : tls;
 }
 

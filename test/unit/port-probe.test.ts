@@ -2,6 +2,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
+import https from 'node:https';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readProbedIpp } from '../../src/discovery/announced.js';
+import { toObservation } from '../../src/discovery/service.js';
 import { isProbeReason, openPorts, portReasons, probeHosts, probePort, readsByIpp, withProbedPorts } from '../../src/discovery/port-probe.js';
 import { onOwnSubnet, withNeighbourMac } from '../../src/discovery/neighbours.js';
 import { mergeObservation, type Observation } from '../../src/discovery/merge.js';
@@ -137,4 +144,53 @@ test('probeHosts: each address its own sorted ports; outside allowed_ranges noth
     await a.close();
     await b.close();
   }
+});
+
+/** One IPP attribute in RFC 8010's encoding. */
+function attr(tag: number, name: string, value: string | number): Buffer {
+  const v = typeof value === 'number' ? Buffer.from([value >>> 24, (value >>> 16) & 255, (value >>> 8) & 255, value & 255]) : Buffer.from(value);
+  const n = Buffer.from(name);
+  return Buffer.concat([Buffer.from([tag, n.length >> 8, n.length & 255]), n, Buffer.from([v.length >> 8, v.length & 255]), v]);
+}
+
+test('a probed host whose IPP port answers only TLS is read over ipps, on the same port', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'probe-cert-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const gen = spawnSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=printer.local', '-keyout', join(dir, 'k.pem'), '-out', join(dir, 'c.pem')], { encoding: 'utf8' });
+  assert.equal(gen.status, 0, gen.stderr);
+  const body = Buffer.concat([
+    Buffer.from([0x02, 0x00, 0, 0, 0, 0, 0, 1, 0x01]),
+    attr(0x47, 'attributes-charset', 'utf-8'),
+    attr(0x48, 'attributes-natural-language', 'en'),
+    Buffer.from([0x04]),
+    attr(0x41, 'printer-make-and-model', 'Acme Secure 3'),
+    attr(0x45, 'printer-uuid', 'urn:uuid:0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9'),
+    attr(0x23, 'printer-state', 3),
+    Buffer.from([0x03]),
+  ]);
+  let requests = 0;
+  const server = https.createServer({ key: readFileSync(join(dir, 'k.pem')), cert: readFileSync(join(dir, 'c.pem')) }, (req, res) => {
+    requests++;
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(200, { 'Content-Type': 'application/ipp' });
+      res.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => new Promise<void>((r) => server.close(() => r())));
+  const port = (server.address() as net.AddressInfo).port;
+  const settings = defaultSettings({ subnet_scan: false, auto_discover: false, allowed_ranges: ['127.0.0.0/8'] });
+  const ctx = { settings, credentials: [], signal: new AbortController().signal, now: Date.now(), snmpObservation: toObservation };
+  const read = await readProbedIpp('127.0.0.1', ctx, port);
+  assert.ok(!('error' in read), JSON.stringify(read));
+  assert.equal(requests, 1, 'the plain request never reached the TLS server as a request');
+  assert.deepEqual(read.ipp, { address: '127.0.0.1', port, resource: '/ipp/print', tls: true });
+  assert.equal(read.observation.serial, 'UUID-0f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9');
+  assert.equal(read.observation.fields.manufacturer, 'Acme');
+  assert.equal(read.observation.fields.model, 'Secure 3');
+  // Nothing there: both attempts named.
+  server.close();
+  const none = await readProbedIpp('127.0.0.1', ctx, port);
+  assert.ok('error' in none && /over TLS/.test(none.error), JSON.stringify(none));
 });
