@@ -134,6 +134,19 @@ export async function readIppDevice(d: Device, ctx: ReadContext): Promise<Announ
 }
 
 /**
+ * A host a range scan found with port 631 open and no SNMP answer (discovery/port-probe.ts): read
+ * by IPP at IPP Everywhere's resource, plain first, then over TLS on the same port when the plain
+ * request failed (a printer that only speaks ipps there). SNMP is not asked again.
+ */
+export async function readProbedIpp(address: string, ctx: ReadContext, port = 631): Promise<AnnouncedRead | { error: string }> {
+  const ippOnly = { ...ctx, credentials: [] };
+  const plain = await readBoth({ address, port, resource: '/ipp/print', tls: false }, undefined, ippOnly);
+  if (!('error' in plain) || ctx.signal.aborted) return plain;
+  const tls = await readBoth({ address, port, resource: '/ipp/print', tls: true }, undefined, ippOnly);
+  return 'error' in tls ? { error: `${plain.error}; over TLS: ${tls.error}` } : tls;
+}
+
+/**
  * The record an observation belongs to (issue 33: one record per physical printer): the one with
  * its serial; else the one with its printer-uuid; else the one with its MAC address, when one of
  * the two has no serial of its own (a `UUID-` or `MAC-` key: two different serials are two

@@ -2,6 +2,7 @@
 // location, description, and any field in locked_fields) is never overwritten (decisions.md).
 import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device.js';
 import { withTrustNotes } from './move-check.js';
+import { isProbeReason } from './port-probe.js';
 
 /** What discovery learned about one printer, already in contract field names. */
 export interface Observation {
@@ -15,6 +16,8 @@ export interface Observation {
   discoveryMethods?: string[];
   /** The protocol the record was read by: 'snmp' (the default) or 'ipp' (ipp/observation.ts). */
   source?: 'snmp' | 'ipp';
+  /** True when a scan's port probe ran on this address: its open_ports replace the record's. */
+  portsProbed?: boolean;
 }
 
 const PERSON_FIELDS = new Set<string>(PERSON_FIELD_LIST);
@@ -56,8 +59,23 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
   const before = existing?.printer_info?.discovery_methods;
   const methods = [...new Set([...(Array.isArray(before) ? (before as string[]) : []), ...(o.discoveryMethods ?? [])])].sort();
   d.printer_info = methods.length ? { ...o.printerInfo, discovery_methods: methods } : o.printerInfo;
+  if (existing?.printer_info) d.printer_info = withEarlierPorts(d.printer_info, existing.printer_info, o.portsProbed === true);
   // The printer's status lines replace the old ones; a pending move or flagged counter stays said.
   return withTrustNotes(d);
+}
+
+/**
+ * Open ports are what the last port probe found (a scan's probe replaces them), plus the ports a
+ * read answered on since (a poll or an announcement does not probe): without this, every poll
+ * would drop what the scan found. The probe's detection reasons follow the same rule.
+ */
+function withEarlierPorts(info: Device['printer_info'], before: NonNullable<Device['printer_info']>, probed: boolean): Device['printer_info'] {
+  if (!info || probed) return info;
+  const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+  const ports = [...new Set([...list(before.open_ports), ...list(info.open_ports)].filter((p): p is number => Number.isInteger(p)))].sort((a, b) => a - b);
+  const earlier = list(before.detection_reasons).filter((r): r is string => isProbeReason(r));
+  const reasons = [...new Set([...list(info.detection_reasons), ...earlier])].slice(0, 32);
+  return { ...info, ...(ports.length ? { open_ports: ports } : {}), ...(reasons.length ? { detection_reasons: reasons } : {}) };
 }
 
 /** Marks a device that did not answer a poll, without deleting anything. */

@@ -7,6 +7,8 @@
 // about itself, this is what the box saw on the wire. It is still not proof: on a shared LAN a host
 // can take another's MAC (docs/api.md, "Spoofed printers").
 import { readFileSync } from 'node:fs';
+import { inAllowedRanges, localSubnets, type LocalSubnet } from '../snmp/ranges.js';
+import type { Observation } from './merge.js';
 
 /** ATF_COM: the entry is complete (the kernel has the hardware address). */
 const ATF_COM = 0x2;
@@ -39,4 +41,22 @@ export function neighbourMac(ip: string, file = '/proc/net/arp'): string | undef
   } catch {
     return undefined;
   }
+}
+
+/** Whether `ip` lies on one of the box's own subnets (their real prefixes: the kernel's on-link hosts). */
+export function onOwnSubnet(ip: string, subnets: readonly Pick<LocalSubnet, 'cidr'>[] = localSubnets()): boolean {
+  return subnets.some((s) => inAllowedRanges(ip, [s.cidr]));
+}
+
+/**
+ * Issue 33: a printer on the box's own subnets that reported no MAC address of its own gets the
+ * one the box saw on the wire (a printer's own report wins; routed hosts get none). Changes `o`.
+ */
+export function withNeighbourMac(o: Observation, lookup: (ip: string) => string | undefined, subnets?: readonly Pick<LocalSubnet, 'cidr'>[]): Observation {
+  if (o.fields.mac_address || !onOwnSubnet(o.ip, subnets)) return o;
+  const mac = lookup(o.ip);
+  if (!mac) return o;
+  o.fields.mac_address = mac;
+  o.printerInfo = { ...o.printerInfo, mac_address: mac };
+  return o;
 }

@@ -21,11 +21,13 @@ import { localSubnetTargets, parseRangesText } from '../snmp/ranges.js';
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import { markUnreachable, mergeObservation, type Observation } from './merge.js';
 import { ReadingsKeptError, storeReadings } from './store-readings.js';
-import { neighbourMac } from './neighbours.js';
+import { neighbourMac, withNeighbourMac } from './neighbours.js';
+import { limiter } from './limiter.js';
 import { counterFlagOf, judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type CounterFlag, type Fingerprint } from './move-check.js';
 import { formatTime } from '../model/time.js';
 import { MdnsListener, type AnnouncedPrinter } from './mdns.js';
-import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
+import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, readProbedIpp, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
+import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
 
 export { ReadingsKeptError } from './store-readings.js';
 
@@ -55,6 +57,8 @@ export class CounterFlaggedError extends Error {
 
 /** Saved addresses read at once at most, to check replies that claim their serial from elsewhere. */
 const SIGHTING_CONCURRENCY = 4;
+/** IPP reads at once at most of a scan's hosts with 631 open and no SNMP answer. */
+const PROBED_IPP_CONCURRENCY = 8;
 
 /** A scan's bookkeeping for replies that claim a known serial from another address. */
 interface ScanRound {
@@ -63,24 +67,6 @@ interface ScanRound {
   run: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Per serial: whether its saved address answered (read once per scan). */
   answers: Map<string, Promise<boolean>>;
-}
-
-/** Runs at most `n` of the given tasks at once, in the order given. */
-function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
-  let active = 0;
-  const waiting: (() => void)[] = [];
-  return async <T>(fn: () => Promise<T>): Promise<T> => {
-    // A finished task hands its slot straight to the next one waiting.
-    if (active >= n) await new Promise<void>((r) => waiting.push(r));
-    else active++;
-    try {
-      return await fn();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else active--;
-    }
-  };
 }
 
 /** A scan's progress: what the status route returns and the events stream sends. */
@@ -240,7 +226,7 @@ export class DiscoveryService {
   /** Stores an announced (or IPP-polled) read as the one record of its printer; returns its serial. */
   private storeAnnounced(read: AnnouncedRead): string | undefined {
     const { devices, events } = this.deps;
-    const o = read.observation;
+    const o = withNeighbourMac(read.observation, (ip) => this.neighbour(ip));
     const existing = findSamePrinter(devices, o);
     if (existing) {
       o.serial = existing.serial;
@@ -312,16 +298,39 @@ export class DiscoveryService {
     const { settings, events, log } = this.deps;
     const s = settings.get();
     const publish = () => events.emit('discovery_update', { ...state });
+    const started = Date.now();
     try {
-      const methods = s.discovery.enable_snmp ? scanTargetMethods(s) : new Map<string, DiscoveryMethod[]>();
+      const probing = s.discovery.port_probes_enabled;
+      const methods = s.discovery.enable_snmp || probing ? scanTargetMethods(s) : new Map<string, DiscoveryMethod[]>();
       const targets = [...methods.keys()];
       state.total = targets.length;
       publish();
-      log.info({ scan_id: state.scan_id, targets: targets.length }, 'discovery started');
+      log.info({ scan_id: state.scan_id, targets: targets.length, port_probes: probing }, 'discovery started');
       let lastPublish = 0;
       const round: ScanRound = { startedAt: this.deps.now(), sightings: [], run: limiter(SIGHTING_CONCURRENCY), answers: new Map() };
+      // An address is scanned once its SNMP read and its port probes (each when enabled) are done.
+      let snmpScanned = 0;
+      let probed = 0;
+      const scanned = () => Math.min(s.discovery.enable_snmp ? snmpScanned : Infinity, probing ? probed : Infinity);
+      const progress = () => {
+        state.scanned = scanned();
+        // Progress events at most every 250 ms: a /24 must not flood the stream.
+        if (Date.now() - lastPublish > 250) {
+          lastPublish = Date.now();
+          publish();
+        }
+      };
+      // Port probes (discovery/port-probe.ts) run beside SNMP, on the same targets and no others.
+      const probes = probing ? probeHosts(targets, { allowedRanges: s.discovery.allowed_ranges, signal, onHost: () => (probed++, progress()) }) : undefined;
+      const answered = new Set<string>();
+      const recorded: Promise<void>[] = [];
+      const recordHost = (host: HostReadResult, open?: number[]) => {
+        if (!this.record(host, state.scan_id, methods.get(host.address), round, open)) return;
+        state.found++;
+        answered.add(host.address);
+      };
       const result = await scan({
-        targets,
+        targets: s.discovery.enable_snmp ? targets : [],
         credentials: credentialsOf(s),
         timeoutMs: s.discovery.snmp_timeout_ms,
         concurrency: s.discovery.discover_concurrency,
@@ -330,27 +339,28 @@ export class DiscoveryService {
         planRead: readPlan,
         signal,
         onProgress: (p) => {
-          state.scanned = p.scanned;
-          // Progress events at most every 250 ms: a /24 must not flood the stream.
-          if (Date.now() - lastPublish > 250) {
-            lastPublish = Date.now();
-            publish();
-          }
+          snmpScanned = p.scanned;
+          progress();
         },
         onHost: (host) => {
-          if (this.record(host, state.scan_id, methods.get(host.address), round)) state.found++;
+          // With probes, a host's record waits for its open ports (they are on the record).
+          const ports = probes?.get(host.address);
+          if (!ports) return recordHost(host);
+          recorded.push(ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
         },
       });
+      await Promise.all(recorded);
+      if (probes) state.found += await this.readProbed(probes, answered, methods, state.scan_id, signal);
       // Replies that claimed a known serial from another address, each checked against the saved one.
       await Promise.all(round.sightings);
-      state.scanned = result.scanned;
-      if (result.aborted) {
+      state.scanned = scanned();
+      if (result.aborted || signal.aborted) {
         state.state = 'failed';
         state.error = 'scan stopped: the agent is shutting down';
-        log.info({ scan_id: state.scan_id, found: state.found, scanned: result.scanned, total: result.total, ms: result.durationMs }, 'discovery stopped');
+        log.info({ scan_id: state.scan_id, found: state.found, scanned: state.scanned, total: state.total, ms: Date.now() - started }, 'discovery stopped');
       } else {
         state.state = 'done';
-        log.info({ scan_id: state.scan_id, found: state.found, ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+        log.info({ scan_id: state.scan_id, found: state.found, ms: Date.now() - started, snmp_ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
       }
     } catch (err) {
       state.state = 'failed';
@@ -361,11 +371,48 @@ export class DiscoveryService {
   }
 
   /**
+   * A scan's hosts with port 631 open that gave no (usable) SNMP answer, read by IPP and stored as
+   * announced printers are (one record per printer). A host with other ports open but not 631 is
+   * not listed: an open 9100 or web port says nothing of what the host is. Returns how many were stored.
+   */
+  private async readProbed(probes: Map<string, Promise<number[]>>, answered: Set<string>, methods: Map<string, DiscoveryMethod[]>, scanId: number, signal: AbortSignal): Promise<number> {
+    const { log } = this.deps;
+    const run = limiter(PROBED_IPP_CONCURRENCY);
+    let stored = 0;
+    await Promise.all(
+      [...probes].map(async ([address, ports]) => {
+        const open = await ports;
+        if (answered.has(address) || signal.aborted || open.length === 0) return;
+        if (!readsByIpp(open)) {
+          log.debug({ ip: address, open_ports: open }, 'ports open, no SNMP answer and no IPP port: not listed');
+          return;
+        }
+        const read = await run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.readContext())));
+        if (signal.aborted || this.stopped) return;
+        if ('error' in read) {
+          log.info({ ip: address, open_ports: open, err: read.error }, 'port 631 open but no IPP answer: not listed');
+          return;
+        }
+        const o = read.observation;
+        o.scanId = scanId;
+        o.discoveryMethods = [...(o.discoveryMethods ?? []), ...(methods.get(address) ?? [])];
+        withProbedPorts(o, open);
+        try {
+          if (this.storeAnnounced(read)) stored++;
+        } catch (err) {
+          log.error({ ip: address, err: (err as Error).message }, 'storing a printer read by IPP failed');
+        }
+      }),
+    );
+    return stored;
+  }
+
+  /**
    * Stores what one host answered; returns the device serial, or undefined when unusable. A reply
    * carrying a known serial from another address is not stored: it is checked (pushed to
-   * `sightings`) and kept as a pending move (move-check.ts).
+   * `sightings`) and kept as a pending move (move-check.ts). `open`: the host's probed ports.
    */
-  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound): string | undefined {
+  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound, open?: number[]): string | undefined {
     const { devices, events, log } = this.deps;
     const now = this.deps.now();
     const parsed = parsePrinter(host.values, host.address, new Date(now));
@@ -375,6 +422,8 @@ export class DiscoveryService {
       log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
       return undefined;
     }
+    if (open) withProbedPorts(observation, open);
+    withNeighbourMac(observation, (ip) => this.neighbour(ip));
     // One record per printer: an mDNS/IPP record of the same printer (uuid, or MAC when one has no serial) is this one.
     const existing = findSamePrinter(devices, observation);
     if (existing) observation.printerInfo.serial = observation.serial = existing.serial;

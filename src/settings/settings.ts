@@ -28,6 +28,8 @@ export interface Settings {
     allowed_ranges: string[];
     /** Listen for printers announcing themselves by mDNS/DNS-SD and read them by IPP (discovery/mdns.ts). */
     mdns_enabled: boolean;
+    /** Probe TCP 9100, 631, 515, 80 and 443 on the scan's own targets, and read IPP where 631 is open (discovery/port-probe.ts). */
+    port_probes_enabled: boolean;
   };
   snmp: {
     /** Tried in order for v1/v2c. */
@@ -93,6 +95,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       auto_discover_interval_minutes: 60,
       allowed_ranges: [...d.allowed_ranges],
       mdns_enabled: d.mdns_enabled ?? false,
+      port_probes_enabled: true,
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
@@ -203,6 +206,7 @@ const RULES: Record<string, Record<string, Rule>> = {
     auto_discover_interval_minutes: int(5, 10_080),
     allowed_ranges: cidrList,
     mdns_enabled: bool,
+    port_probes_enabled: bool,
   },
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },
