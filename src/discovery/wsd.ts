@@ -115,13 +115,16 @@ function messageOf(kind: WsdMessage['kind'], node: Node, ns: Map<string, string>
   const epr = childrenOf(node, ns, 'EndpointReference')[0];
   const endpoint = isNode(epr?.node) ? textChild(epr.node, epr.ns, 'Address') : undefined;
   if (!endpoint) return undefined;
-  const types = (textChild(node, ns, 'Types') ?? '')
+  // QNames resolve in the scope of the Types element itself (a printer may declare its prefix there).
+  const typesEl = childrenOf(node, ns, 'Types')[0];
+  const typesNs = typesEl?.ns ?? ns;
+  const types = (textOf(typesEl?.node) ?? '')
     .split(/\s+/)
     .filter(Boolean)
     .slice(0, MAX_TYPES)
     .map((q) => {
       const i = q.indexOf(':');
-      const uri = ns.get(i < 0 ? '' : q.slice(0, i));
+      const uri = typesNs.get(i < 0 ? '' : q.slice(0, i));
       return uri ? `{${uri}}${q.slice(i + 1)}` : q;
     });
   const xaddrs = (textChild(node, ns, 'XAddrs') ?? '')
