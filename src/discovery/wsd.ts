@@ -318,6 +318,7 @@ export class WsdListener {
     this.endpoints.set(m.endpoint, { address: m.address, at: now });
     if (this.endpoints.size > MAX_ENDPOINTS) this.endpoints.delete(this.endpoints.keys().next().value!);
     const what = m.kind === 'hello' ? 'Hello' : 'ProbeMatch';
+    log.debug({ endpoint: m.endpoint, ip: m.address }, `WS-Discovery: ${what} of a printer`);
     this.opts.onAnnounce({
       address: m.address,
       name: m.endpoint,

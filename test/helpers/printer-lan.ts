@@ -9,6 +9,8 @@
 //   lan.addHost(name)                     -> a host namespace joined to br0 with 10.77.<n>.<10+i>/24 and fd77:<n>::<10+i>/64 (nodad).
 //   lan.startPrinter(host, opts)          -> D-Bus + Avahi (host name `name`) + ippeveprinter on port 631; resolves when
 //                                            ippeveprinter answers Get-Printer-Attributes (probed from the box namespace).
+//                                         opts.announce false: nothing announced by mDNS (ippeveprinter -r off, and its
+//                                         Avahi, which ippeveprinter needs on D-Bus all the same, publishes nothing).
 //   lan.stopPrinter(host)                 -> SIGTERM to ippeveprinter and Avahi (Avahi sends its goodbyes), others killed.
 //   lan.destroy()                         -> every process in the namespaces killed, namespaces deleted (also on exit).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -33,7 +35,7 @@ export interface PrinterLan {
   subnet: string;
   hosts: PrinterHost[];
   addHost(name: string): PrinterHost;
-  startPrinter(h: PrinterHost, opts: { make: string; model: string; queue: string; location?: string; startTimeoutMs?: number }): Promise<void>;
+  startPrinter(h: PrinterHost, opts: { make: string; model: string; queue: string; location?: string; startTimeoutMs?: number; announce?: boolean }): Promise<void>;
   stopPrinter(h: PrinterHost): Promise<void>;
   destroy(): void;
 }
@@ -117,7 +119,7 @@ export function createPrinterLan(): PrinterLan {
     },
     async startPrinter(h, opts) {
       const conf = join(h.dir, 'avahi.conf');
-      writeFileSync(conf, `[server]\nhost-name=${h.name}\nuse-ipv4=yes\nuse-ipv6=yes\nallow-interfaces=eth0\nratelimit-interval-usec=1000000\nratelimit-burst=1000\n[wide-area]\nenable-wide-area=no\n[publish]\npublish-workstation=no\npublish-hinfo=no\n`);
+      writeFileSync(conf, `[server]\nhost-name=${h.name}\nuse-ipv4=yes\nuse-ipv6=yes\nallow-interfaces=eth0\nratelimit-interval-usec=1000000\nratelimit-burst=1000\n[wide-area]\nenable-wide-area=no\n[publish]\npublish-workstation=no\npublish-hinfo=no\n${opts.announce === false ? 'disable-publishing=yes\n' : ''}`);
       writeFileSync(join(h.dir, 'hosts'), `127.0.0.1 localhost\n${h.address} ${h.name}.local\n${h.address6} ${h.name}.local\n`);
       const spool = join(h.dir, 'spool');
       const script = [
@@ -130,7 +132,7 @@ export function createPrinterLan(): PrinterLan {
         // ippeveprinter refuses to start until Avahi answers on D-Bus.
         'for i in $(seq 1 100); do avahi-daemon -c && break; sleep 0.1; done',
         `mkdir -p ${spool}`,
-        `exec ippeveprinter -M "$MAKE" -m "$MODEL" ${opts.location ? '-l "$LOCATION"' : ''} -n ${h.name}.local -p 631 -d ${spool} "$QUEUE"`,
+        `exec ippeveprinter -M "$MAKE" -m "$MODEL" ${opts.location ? '-l "$LOCATION"' : ''} -n ${h.name}.local -p 631 -d ${spool} ${opts.announce === false ? '-r off' : ''} "$QUEUE"`,
       ].join('\n');
       const child = spawn('ip', ['netns', 'exec', h.ns, 'unshare', '-m', '--propagation', 'private', 'sh', '-c', script], {
         stdio: ['ignore', 'pipe', 'pipe'],
