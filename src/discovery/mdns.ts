@@ -19,7 +19,7 @@ export interface AnnouncedPrinter {
   address: string;
   /** The announced host name (e.g. "printer-7.local"). */
   host?: string;
-  /** The DNS-SD instance name ("Lab Printer"). */
+  /** The DNS-SD instance name ("Lab Printer"); WS-Discovery's endpoint, SSDP's USN. */
   name: string;
   /** Service types announced at this address, e.g. ["_ipp._tcp", "_ipps._tcp"]. */
   services: string[];
