@@ -32,7 +32,7 @@ export interface Config {
     upload_interval_ms: number;
   };
   /** Defaults for the discovery settings, until someone changes them through /settings. */
-  discovery: { subnet_scan: boolean; auto_discover: boolean; allowed_ranges: string[]; mdns_enabled: boolean };
+  discovery: { subnet_scan: boolean; auto_discover: boolean; allowed_ranges: string[]; mdns_enabled: boolean; wsd_enabled: boolean; ssdp_enabled: boolean };
   log: { level: LogLevel };
   /** The data file system's guard (store/storage-guard.ts). */
   storage: {
@@ -62,7 +62,7 @@ export function defaultConfig(): Config {
     },
     server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 100, upload_interval_ms: 1000 },
     // Safe defaults: never scan a network unasked (the appliance's own config turns both on).
-    discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [], mdns_enabled: false },
+    discovery: { subnet_scan: false, auto_discover: false, allowed_ranges: [], mdns_enabled: false, wsd_enabled: false, ssdp_enabled: false },
     log: { level: 'info' },
     storage: { reserve_mb: 64 },
     update: { url: '', max_bundle_mb: 1024 },
@@ -147,7 +147,7 @@ const schema: Schema = {
     auth: { mode: oneOf('local', 'password', 'server', 'disabled'), allow_local_admin: isBool, trusted_proxies: isStringList },
   },
   server: { url: isUrl, enrollment_token: isString, ca_file: isString, upload_batch_size: intIn(1, 5000), upload_interval_ms: intIn(0, 3_600_000) },
-  discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList, mdns_enabled: isBool },
+  discovery: { subnet_scan: isBool, auto_discover: isBool, allowed_ranges: isStringList, mdns_enabled: isBool, wsd_enabled: isBool, ssdp_enabled: isBool },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
   storage: { reserve_mb: intIn(0, 1_048_576) },
   update: { url: isUrl, max_bundle_mb: intIn(1, 65_536) },

@@ -10,12 +10,17 @@ import { inAllowedRanges, localSubnets, parseCidr, parseIPv4, parseRangesText } 
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import type { SnmpCredential } from '../snmp/client.js';
 import { readNetworkPrinter, type IppTarget } from '../ipp/client.js';
-import { combineObservations, ippMetrics, ippObservation, type Announcement } from '../ipp/observation.js';
+import { announcedBy, combineObservations, ippMetrics, ippObservation, type Announcement } from '../ipp/observation.js';
 import type { Observation } from './merge.js';
-import type { AnnouncedPrinter } from './mdns.js';
+import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
 
 /** The status line of a printer whose last mDNS service said goodbye. */
 export const SAID_GOODBYE = 'offline: said goodbye on mDNS';
+/** The status line of a printer that said goodbye by the given method (a WS-Discovery Bye). */
+export function saidGoodbye(method: AnnounceMethod = 'mdns'): string {
+  return method === 'mdns' ? SAID_GOODBYE : `offline: said goodbye on ${method === 'wsd' ? 'WS-Discovery' : 'SSDP'}`;
+}
+const isGoodbyeLine = (m: string) => m.startsWith('offline: said goodbye on ');
 
 /**
  * Why an announced address may not be contacted, or undefined when it may: it must be on one of
@@ -55,7 +60,7 @@ export interface ReadContext {
 /** Reads an announced printer by IPP and SNMP at once; undefined (with why) when neither gave a record. */
 export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Promise<AnnouncedRead | { error: string }> {
   const target: IppTarget = p.ipp ? { address: p.address, ...p.ipp } : { address: p.address, port: 631, resource: '/ipp/print', tls: false };
-  const announcement: Announcement = { services: p.services, txt: p.txt, host: p.host };
+  const announcement: Announcement = { services: p.services, txt: p.txt, host: p.host, ...(p.method ? { method: p.method } : {}), ...(p.seen ? { seen: p.seen } : {}) };
   return readBoth(target, announcement, ctx);
 }
 
@@ -113,7 +118,7 @@ async function readBoth(target: IppTarget, announcement: Announcement | undefine
   const ippObs = 'state' in ipp ? ippObservation({ ip: target.address, port: target.port, tls: target.tls, state: ipp.state, now, announcement }) : undefined;
   const parsed = snmp && !snmp.partial ? parsePrinter(snmp.values, target.address, new Date(now)) : undefined;
   const snmpObs = parsed ? ctx.snmpObservation(parsed, target.address, now) : undefined;
-  if (snmpObs) snmpObs.discoveryMethods = [...(announcement?.services.length ? ['mdns'] : []), 'snmp'];
+  if (snmpObs) snmpObs.discoveryMethods = [...announcedBy(announcement), 'snmp'];
   if (snmpObs && ippObs) return { observation: combineObservations(snmpObs, ippObs), metrics: parsed!.metrics, ipp: target };
   if (snmpObs) return { observation: snmpObs, metrics: parsed!.metrics };
   if (ippObs && 'state' in ipp) return { observation: ippObs, metrics: ippMetrics(ipp.state), ipp: target };
@@ -166,16 +171,17 @@ export function findSamePrinter(devices: Pick<DeviceStore, 'get' | 'listAll'>, o
   );
 }
 
-/** Records at an address whose printer was seen by mDNS (the ones a goodbye concerns). */
-export function announcedAt(devices: Pick<DeviceStore, 'listAll'>, address: string): Device[] {
-  return devices.listAll().filter((d) => d.ip === address && Array.isArray(d.printer_info?.discovery_methods) && (d.printer_info.discovery_methods as string[]).includes('mdns'));
+/** Records at an address whose printer was seen by `method` (the ones its goodbye concerns). */
+export function announcedAt(devices: Pick<DeviceStore, 'listAll'>, address: string, method: AnnounceMethod = 'mdns'): Device[] {
+  return devices.listAll().filter((d) => d.ip === address && Array.isArray(d.printer_info?.discovery_methods) && (d.printer_info.discovery_methods as string[]).includes(method));
 }
 
 /** A printer that said goodbye: kept, said to be gone, last_seen untouched. */
-export function markGoodbye(d: Device, now: number): Device {
-  const others = (d.status_messages ?? []).filter((m) => m !== SAID_GOODBYE);
-  const status_messages = [SAID_GOODBYE, ...others].slice(0, 32);
+export function markGoodbye(d: Device, now: number, method: AnnounceMethod = 'mdns'): Device {
+  const line = saidGoodbye(method);
+  const others = (d.status_messages ?? []).filter((m) => !isGoodbyeLine(m));
+  const status_messages = [line, ...others].slice(0, 32);
   // PrinterInfo carries the status lines the listings show: it says so too.
   const printer_info = d.printer_info ? { ...d.printer_info, status_messages } : d.printer_info;
-  return { ...d, status_messages, printer_info, raw_data: { ...(d.raw_data ?? {}), mdns_goodbye_at: new Date(now).toISOString() } };
+  return { ...d, status_messages, printer_info, raw_data: { ...(d.raw_data ?? {}), [`${method}_goodbye_at`]: new Date(now).toISOString() } };
 }

@@ -19,7 +19,7 @@ export interface AnnouncedPrinter {
   address: string;
   /** The announced host name (e.g. "printer-7.local"). */
   host?: string;
-  /** The DNS-SD instance name ("Lab Printer"). */
+  /** The DNS-SD instance name ("Lab Printer"); WS-Discovery's endpoint, SSDP's USN. */
   name: string;
   /** Service types announced at this address, e.g. ["_ipp._tcp", "_ipps._tcp"]. */
   services: string[];
@@ -27,7 +27,13 @@ export interface AnnouncedPrinter {
   txt: Record<string, string>;
   /** Where IPP answers: _ipp._tcp's port, else _ipps._tcp's (TLS); none when neither was announced. */
   ipp?: { port: number; tls: boolean; resource: string };
+  /** How it announced itself: mDNS (the default), WS-Discovery (wsd.ts) or SSDP (ssdp.ts). */
+  method?: AnnounceMethod;
+  /** What was seen, for detection_reasons (WS-Discovery and SSDP; mDNS says its service types). */
+  seen?: string[];
 }
+
+export type AnnounceMethod = 'mdns' | 'wsd' | 'ssdp';
 
 export interface MdnsListenerOptions {
   log: Logger;

@@ -25,7 +25,9 @@ import { neighbourMac, withNeighbourMac } from './neighbours.js';
 import { limiter } from './limiter.js';
 import { counterFlagOf, judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type CounterFlag, type Fingerprint } from './move-check.js';
 import { formatTime } from '../model/time.js';
-import { MdnsListener, type AnnouncedPrinter } from './mdns.js';
+import { MdnsListener, type AnnouncedPrinter, type AnnounceMethod } from './mdns.js';
+import { WsdListener } from './wsd.js';
+import { SsdpSearcher } from './ssdp.js';
 import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, readProbedIpp, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
 import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
 
@@ -54,6 +56,10 @@ export class CounterFlaggedError extends Error {
     super(`page counter went down: ${flag.page_count} read at ${flag.ip}, ${flag.stored_page_count} stored; the reading is flagged on the device, not stored (POST /devices/confirm-counter accepts it)`);
   }
 }
+
+/** Announced addresses read at once at most (a hostile LAN announcing thousands starts no more). */
+const MAX_ANNOUNCED_READS = 32;
+const LABEL: Record<AnnounceMethod, string> = { mdns: 'mDNS', wsd: 'WS-Discovery', ssdp: 'SSDP' };
 
 /** Saved addresses read at once at most, to check replies that claim their serial from elsewhere. */
 const SIGHTING_CONCURRENCY = 4;
@@ -108,6 +114,9 @@ export class DiscoveryService {
   private readonly polls = new Set<Promise<unknown>>();
   /** mDNS announcements (discovery.mdns_enabled), started by listen(). */
   private mdns?: MdnsListener;
+  /** WS-Discovery (discovery.wsd_enabled) and SSDP (discovery.ssdp_enabled), beside mDNS. */
+  private wsd?: WsdListener;
+  private ssdp?: SsdpSearcher;
   private stopWatchingSettings?: () => void;
   /** Addresses being read after an announcement: a burst of announcements is one read. */
   private readonly announcedReads = new Map<string, AnnouncedPrinter | null>();
@@ -163,12 +172,17 @@ export class DiscoveryService {
   async stop(): Promise<void> {
     this.stopWatchingSettings?.();
     this.mdns?.stop();
+    this.wsd?.stop();
+    this.ssdp?.stop();
     this.lifetime.abort();
     this.current?.abort.abort();
     await Promise.allSettled([this.current?.done, ...this.polls]);
   }
 
-  /** Starts listening for mDNS announcements while discovery.mdns_enabled is on (follows the setting live). */
+  /**
+   * Starts listening for mDNS announcements while discovery.mdns_enabled is on, WS-Discovery while
+   * discovery.wsd_enabled is, and SSDP searches while discovery.ssdp_enabled is (follows the settings live).
+   */
   listen(): void {
     if (this.stopped || this.stopWatchingSettings) return;
     const apply = (s: Settings) => {
@@ -180,6 +194,12 @@ export class DiscoveryService {
       });
       if (s.discovery.mdns_enabled && !this.mdns.running) this.mdns.start();
       else if (!s.discovery.mdns_enabled && this.mdns.running) this.mdns.stop();
+      this.wsd ??= new WsdListener({ log: this.deps.log, onAnnounce: (p) => this.announced(p), onGoodbye: (g) => this.goodbye(g.address, 'wsd') });
+      if (s.discovery.wsd_enabled && !this.wsd.running) this.wsd.start();
+      else if (!s.discovery.wsd_enabled && this.wsd.running) this.wsd.stop();
+      this.ssdp ??= new SsdpSearcher({ log: this.deps.log, onAnnounce: (p) => this.announced(p) });
+      if (s.discovery.ssdp_enabled && !this.ssdp.running) this.ssdp.start();
+      else if (!s.discovery.ssdp_enabled && this.ssdp.running) this.ssdp.stop();
     };
     this.stopWatchingSettings = this.deps.settings.onChange(apply);
     apply(this.deps.settings.get());
@@ -193,20 +213,27 @@ export class DiscoveryService {
   /** An announcement: read the printer (once at a time per address; the latest announcement wins). */
   announced(p: AnnouncedPrinter): void {
     const { log } = this.deps;
+    const by = p.method ?? 'mdns';
     const why = refusal(p.address, this.deps.settings.get());
     if (why) {
-      log.info({ ip: p.address, name: p.name, why }, 'mDNS: announced printer not contacted');
+      log.info({ ip: p.address, name: p.name, by, why }, `${LABEL[by]}: announced printer not contacted`);
       return;
     }
     if (this.announcedReads.has(p.address)) {
       this.announcedReads.set(p.address, p); // read again when the one under way ends
       return;
     }
+    // A LAN announcing many addresses at once does not start reads without end: the rest are
+    // read when they announce themselves again (a Hello, a probe round, an mDNS requery).
+    if (this.announcedReads.size >= MAX_ANNOUNCED_READS) {
+      log.warn({ ip: p.address, by, reading: this.announcedReads.size }, `${LABEL[by]}: too many announced printers being read, this one not now`);
+      return;
+    }
     this.announcedReads.set(p.address, null);
     const run = async (next: AnnouncedPrinter): Promise<void> => {
       const read = await readAnnounced(next, this.readContext());
       if (this.stopped) return;
-      if ('error' in read) log.warn({ ip: next.address, name: next.name, err: read.error }, 'mDNS: announced printer not read');
+      if ('error' in read) log.warn({ ip: next.address, name: next.name, err: read.error }, `${LABEL[next.method ?? 'mdns']}: announced printer not read`);
       else this.storeAnnounced(read);
       const again = this.announcedReads.get(next.address);
       if (again) {
@@ -236,6 +263,7 @@ export class DiscoveryService {
     const device = mergeObservation(existing, o);
     const raw = { ...(device.raw_data ?? {}) };
     delete raw.mdns_goodbye_at;
+    delete raw.wsd_goodbye_at;
     if (read.ipp) raw.ipp = { port: read.ipp.port, resource: read.ipp.resource, tls: read.ipp.tls };
     device.raw_data = raw;
     const snapshot = { serial: device.serial, ts: o.now, ...read.metrics };
@@ -279,17 +307,17 @@ export class DiscoveryService {
     return existing.serial;
   }
 
-  /** The printer's last service said goodbye: its record says so (nothing is deleted). */
-  private goodbye(address: string): void {
+  /** The printer's last service said goodbye (a WS-Discovery Bye): its record says so (nothing is deleted). */
+  private goodbye(address: string, method: AnnounceMethod = 'mdns'): void {
     const { devices, events, log } = this.deps;
-    for (const d of announcedAt(devices, address)) {
+    for (const d of announcedAt(devices, address, method)) {
       try {
-        devices.put(markGoodbye(d, this.deps.now()));
+        devices.put(markGoodbye(d, this.deps.now(), method));
       } catch (err) {
         if (!this.deps.storage?.failed(err, 'marking a printer that said goodbye')) throw err;
         continue;
       }
-      log.info({ serial: d.serial, ip: address }, 'mDNS: printer said goodbye');
+      log.info({ serial: d.serial, ip: address }, `${LABEL[method]}: printer said goodbye`);
       events.emit('device_change', { serial: d.serial, change: 'updated' });
     }
   }

@@ -15,6 +15,15 @@ export interface Announcement {
   txt: Record<string, string>;
   /** Host name the printer announced (e.g. "printer-7.local"). */
   host?: string;
+  /** How it announced itself (default mDNS); WS-Discovery and SSDP also say what they saw. */
+  method?: 'mdns' | 'wsd' | 'ssdp';
+  seen?: string[];
+}
+
+/** discovery_methods' entry for an announcement: its method, else mDNS when it named services. */
+export function announcedBy(a: Announcement | undefined): string[] {
+  if (a?.method) return [a.method];
+  return a?.services.length ? ['mdns'] : [];
 }
 
 export interface IppObservationInput {
@@ -91,6 +100,7 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
   const duplex = s.duplexSupported ?? (txt.duplex ? txt.duplex === 'T' : undefined);
   const detection = [
     ...services.map((t) => `mdns: ${t}`),
+    ...(a?.seen ?? []),
     `ipp: ${i.tls ? 'ipps' : 'ipp'} port ${i.port} answered Get-Printer-Attributes`,
   ];
   const printerInfo: Record<string, unknown> = {
@@ -136,7 +146,7 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
       status_messages: status,
     },
     printerInfo,
-    discoveryMethods: [...(services.length ? ['mdns'] : []), 'ipp'],
+    discoveryMethods: [...announcedBy(a), 'ipp'],
     source: 'ipp',
   };
 }

@@ -30,6 +30,10 @@ export interface Settings {
     mdns_enabled: boolean;
     /** Probe TCP 9100, 631, 515, 80 and 443 on the scan's own targets, and read IPP where 631 is open (discovery/port-probe.ts). */
     port_probes_enabled: boolean;
+    /** Listen for WS-Discovery Hello/Bye and probe for printers (discovery/wsd.ts). */
+    wsd_enabled: boolean;
+    /** Search for printers by SSDP M-SEARCH (discovery/ssdp.ts); off by default, as in the reference. */
+    ssdp_enabled: boolean;
   };
   snmp: {
     /** Tried in order for v1/v2c. */
@@ -64,6 +68,9 @@ export interface SettingsDefaults {
   allowed_ranges: string[];
   /** The config file's `[discovery] mdns_enabled` (default false: the appliance's agent.toml turns it on). */
   mdns_enabled?: boolean;
+  /** The config file's `[discovery] wsd_enabled` and `ssdp_enabled` (default false; the appliance turns WS-Discovery on). */
+  wsd_enabled?: boolean;
+  ssdp_enabled?: boolean;
   /** From the config file's `[server]`; provisioning, /settings or the server itself may change them. */
   server?: { url: string; enrollment_token: string };
   /** The config file's `[log] level`. */
@@ -96,6 +103,8 @@ export function defaultSettings(d: SettingsDefaults): Settings {
       allowed_ranges: [...d.allowed_ranges],
       mdns_enabled: d.mdns_enabled ?? false,
       port_probes_enabled: true,
+      wsd_enabled: d.wsd_enabled ?? false,
+      ssdp_enabled: d.ssdp_enabled ?? false,
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
@@ -207,6 +216,8 @@ const RULES: Record<string, Record<string, Rule>> = {
     allowed_ranges: cidrList,
     mdns_enabled: bool,
     port_probes_enabled: bool,
+    wsd_enabled: bool,
+    ssdp_enabled: bool,
   },
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },

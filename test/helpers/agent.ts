@@ -72,6 +72,8 @@ export interface AgentOptions {
   env?: Record<string, string>;
   /** `[discovery] mdns_enabled`, default false: an agent in the root namespace never multicasts on the machine's LAN. */
   mdns?: boolean;
+  /** `[discovery] wsd_enabled`, default false (the same reason). */
+  wsd?: boolean;
 }
 
 export interface TestConfig {
@@ -190,6 +192,7 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
     ...Object.entries(opts.server ?? {}).map(([k, v]) => `${k} = ${typeof v === 'number' ? v : tomlString(v)}`),
     '[discovery]',
     `mdns_enabled = ${opts.mdns ?? false}`,
+    `wsd_enabled = ${opts.wsd ?? false}`,
     '',
   ];
   writeFileSync(configPath, lines.join('\n'));

@@ -7,7 +7,7 @@ test('an empty file gives the documented defaults, paths resolved against the fi
   const d = defaultConfig();
   assert.equal(cfg.data_dir, '/etc/printbox/data');
   assert.deepEqual(cfg.web, d.web);
-  assert.deepEqual(cfg.discovery, { subnet_scan: false, auto_discover: false, allowed_ranges: [], mdns_enabled: false });
+  assert.deepEqual(cfg.discovery, { subnet_scan: false, auto_discover: false, allowed_ranges: [], mdns_enabled: false, wsd_enabled: false, ssdp_enabled: false });
   assert.deepEqual(cfg.web.auth.trusted_proxies, ['127.0.0.0/8', '::1/128']);
 });
 

@@ -710,7 +710,7 @@
     const chk = (v) => { const c = h('input', { type: 'checkbox' }); c.checked = !!v; return c; };
 
     // Discovery
-    const subnet = chk(d.subnet_scan), manual = chk(d.manual_ranges), auto = chk(d.auto_discover), mdns = chk(d.mdns_enabled), probes = chk(d.port_probes_enabled);
+    const subnet = chk(d.subnet_scan), manual = chk(d.manual_ranges), auto = chk(d.auto_discover), mdns = chk(d.mdns_enabled), probes = chk(d.port_probes_enabled), wsd = chk(d.wsd_enabled), ssdp = chk(d.ssdp_enabled);
     const ranges = h('textarea', { rows: 4, spellcheck: 'false' }); ranges.value = d.ranges_text;
     const interval = inp('number', d.auto_discover_interval_minutes, { min: 5, max: 10080, inputmode: 'numeric' });
     const allowed = h('textarea', { rows: 2, spellcheck: 'false' }); allowed.value = d.allowed_ranges.join('\n');
@@ -730,8 +730,10 @@
       field('discovery.snmp_timeout_ms', 'SNMP timeout (ms)', timeout, '100 to 60000'),
       field('discovery.mdns_enabled', 'Listen for printers that announce themselves (mDNS) and read them by IPP', mdns, "Only on this box's own subnets or the ranges above"),
       field('discovery.port_probes_enabled', 'Probe printer ports (9100, 631, 515, 80, 443) while scanning, and read IPP where 631 is open', probes, 'Only the addresses the scan covers'),
+      field('discovery.wsd_enabled', 'Listen for printers that announce themselves by WS-Discovery (Windows printing) and read them', wsd),
+      field('discovery.ssdp_enabled', 'Search for printers by SSDP (UPnP)', ssdp),
     ], () => ({ discovery: { subnet_scan: subnet.checked, manual_ranges: manual.checked, ranges_text: ranges.value, auto_discover: auto.checked,
-      auto_discover_interval_minutes: intOf(interval), allowed_ranges: lines(allowed.value), snmp_timeout_ms: intOf(timeout), mdns_enabled: mdns.checked, port_probes_enabled: probes.checked } }));
+      auto_discover_interval_minutes: intOf(interval), allowed_ranges: lines(allowed.value), snmp_timeout_ms: intOf(timeout), mdns_enabled: mdns.checked, port_probes_enabled: probes.checked, wsd_enabled: wsd.checked, ssdp_enabled: ssdp.checked } }));
 
     // SNMP: communities and v3 users (keys are never shown: an empty key keeps the stored one).
     const sn = s.snmp;
