@@ -59,20 +59,20 @@ const SCHEMA: Record<string, Record<string, PmField>> = {
     detected_subnet: f('string', '', 'local'),
     ip_scanning_enabled: f('bool', true, 'mapped'),
     concurrency: f('int', 50, 'mapped'),
-    // The box finds printers by SNMP only: ARP, ICMP and TCP liveness probes are PrintMaster's.
+    // ARP and ICMP liveness probes are PrintMaster's; the box's scan probes printer TCP ports.
     arp_enabled: f('bool', true, 'unsupported'),
     icmp_enabled: f('bool', true, 'unsupported'),
-    tcp_enabled: f('bool', true, 'unsupported'),
+    tcp_enabled: f('bool', true, 'mapped'),
     snmp_enabled: f('bool', true, 'mapped'),
-    mdns_enabled: f('bool', false, 'unsupported'),
+    mdns_enabled: f('bool', false, 'mapped'),
     auto_discover_enabled: f('bool', false, 'mapped'),
     autosave_discovered_devices: f('bool', false, 'unsupported'),
     show_discover_button_anyway: f('bool', false, 'local'),
     show_discovered_devices_anyway: f('bool', false, 'local'),
-    passive_discovery_enabled: f('bool', true, 'unsupported'),
-    auto_discover_live_mdns: f('bool', true, 'unsupported'),
-    auto_discover_live_wsd: f('bool', true, 'unsupported'),
-    auto_discover_live_ssdp: f('bool', false, 'unsupported'),
+    passive_discovery_enabled: f('bool', true, 'mapped'),
+    auto_discover_live_mdns: f('bool', true, 'mapped'),
+    auto_discover_live_wsd: f('bool', true, 'mapped'),
+    auto_discover_live_ssdp: f('bool', false, 'mapped'),
     auto_discover_live_snmptrap: f('bool', false, 'unsupported'),
     auto_discover_live_llmnr: f('bool', false, 'unsupported'),
     metrics_rescan_enabled: f('bool', false, 'mapped'),
@@ -262,6 +262,19 @@ function mapDiscovery({ values: d, bad }: SectionValues, out: Candidate[], unmap
   if (d.has('concurrency')) put('discover_concurrency', d.get('concurrency'), 'discovery.concurrency');
   if (d.has('snmp_enabled')) put('enable_snmp', d.get('snmp_enabled'), 'discovery.snmp_enabled');
   if (d.has('auto_discover_enabled')) put('auto_discover', d.get('auto_discover_enabled'), 'discovery.auto_discover_enabled');
+  if (d.has('tcp_enabled')) put('port_probes_enabled', d.get('tcp_enabled'), 'discovery.tcp_enabled');
+  // passive_discovery_enabled is PrintMaster's master switch over its live listeners; the box has
+  // none, so it is folded into each. mDNS is one listener on the box, whether PrintMaster asks for
+  // it while scanning (mdns_enabled) or live (auto_discover_live_mdns). If the switch could not be
+  // read, none is touched.
+  if (!bad.has('passive_discovery_enabled')) {
+    const passive = d.get('passive_discovery_enabled') !== false;
+    if (d.has('auto_discover_live_mdns') || d.has('mdns_enabled')) {
+      put('mdns_enabled', d.get('mdns_enabled') === true || (passive && d.get('auto_discover_live_mdns') === true), 'discovery.auto_discover_live_mdns');
+    }
+    if (d.has('auto_discover_live_wsd')) put('wsd_enabled', passive && d.get('auto_discover_live_wsd') === true, 'discovery.auto_discover_live_wsd');
+    if (d.has('auto_discover_live_ssdp')) put('ssdp_enabled', passive && d.get('auto_discover_live_ssdp') === true, 'discovery.auto_discover_live_ssdp');
+  }
   // The box always polls its saved printers; PrintMaster's periodic metrics are off by default,
   // and then the interval means nothing. When on, seconds (15-300) win over minutes, as there.
   if (d.get('metrics_rescan_enabled') === true) {

@@ -51,11 +51,15 @@ test('the real server after a PUT: each managed field lands on the box, what can
       enable_snmp: true,
       auto_discover: false,
       snmp_timeout_ms: 3500,
+      port_probes_enabled: true,
+      mdns_enabled: true,
+      wsd_enabled: true,
+      ssdp_enabled: true,
     },
     collection: { interval_minutes: 10 },
     snmp: { version: 'v2c', communities: ['site-ro'] },
   });
-  assert.deepEqual(r.unmapped, ['discovery.auto_discover_live_ssdp', 'features.epson_remote_mode_enabled']);
+  assert.deepEqual(r.unmapped, ['features.epson_remote_mode_enabled']);
 });
 
 test("the real server at its defaults: PrintMaster's values for the fields the box has, nothing to report", () => {
@@ -69,6 +73,10 @@ test("the real server at its defaults: PrintMaster's values for the fields the b
       enable_snmp: true,
       auto_discover: false,
       snmp_timeout_ms: 2000,
+      port_probes_enabled: true,
+      mdns_enabled: true,
+      wsd_enabled: true,
+      ssdp_enabled: false,
     },
     snmp: { version: 'v2c' },
   });
@@ -133,6 +141,10 @@ test('discovery: ip_scanning_enabled switches both kinds of scanning off; auto d
     discover_concurrency: 50,
     enable_snmp: false,
     auto_discover: true,
+    port_probes_enabled: true,
+    mdns_enabled: true,
+    wsd_enabled: true,
+    ssdp_enabled: false,
   });
 
   // A master switch that cannot be read touches neither.
@@ -232,9 +244,7 @@ test('fields the box has no use for: named only when neither the default nor off
         discovery: {
           arp_enabled: false, // off: the box sends no ARP anyway
           icmp_enabled: true, // the default
-          mdns_enabled: true,
           autosave_discovered_devices: true,
-          passive_discovery_enabled: false,
           auto_discover_live_llmnr: true,
           show_discover_button_anyway: true, // agent-local in PrintMaster's own schema
           detected_subnet: '10.9.9.0/24',
@@ -247,11 +257,23 @@ test('fields the box has no use for: named only when neither the default nor off
     ),
   );
   assert.deepEqual(r.unmapped, [
-    'discovery.mdns_enabled',
     'discovery.autosave_discovered_devices',
     'discovery.auto_discover_live_llmnr',
     "discovery.from_a_newer_server: not a field of PrintMaster's settings schema v2",
   ]);
+});
+
+test("PrintMaster's live listeners: its master switch folds into each; mDNS while scanning or live is the box's one mDNS listener", () => {
+  const discoveryOf = (d: Record<string, unknown>) => mapManagedSettings(snapshotWith({ discovery: d })).patch.discovery as Record<string, unknown>;
+  const pick = (d: Record<string, unknown>) => ({ mdns: d.mdns_enabled, wsd: d.wsd_enabled, ssdp: d.ssdp_enabled, probes: d.port_probes_enabled });
+  assert.deepEqual(pick(discoveryOf({ passive_discovery_enabled: false })), { mdns: false, wsd: false, ssdp: false, probes: true });
+  assert.deepEqual(pick(discoveryOf({ passive_discovery_enabled: false, mdns_enabled: true, tcp_enabled: false })), { mdns: true, wsd: false, ssdp: false, probes: false });
+  assert.deepEqual(pick(discoveryOf({ auto_discover_live_mdns: false, auto_discover_live_wsd: false, auto_discover_live_ssdp: true })), { mdns: false, wsd: false, ssdp: true, probes: true });
+  // The master switch unreadable: no listener is touched, and the switch is named.
+  const bad = mapManagedSettings(snapshotWith({ discovery: { passive_discovery_enabled: 'no' } }));
+  const d = bad.patch.discovery as Record<string, unknown>;
+  assert.equal('mdns_enabled' in d || 'wsd_enabled' in d || 'ssdp_enabled' in d, false);
+  assert.deepEqual(bad.unmapped, ['discovery.passive_discovery_enabled: expected true or false, got a string']);
 });
 
 test('untrusted shapes: never throws, names the path and the problem, maps the rest', () => {
