@@ -206,10 +206,10 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       assert.ok(!details.some((d) => d.includes('TEMP B-TREE')), `${q}\n${details.join('\n')}`);
     }
     const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial)/.test(s) && !/NOT INDEXED/.test(s));
-    // per tier: its rows in a range (history), their page counts (downsampling), their bounds,
-    // their ids (delete); raw also the row a duplicate reading found stored; and the newest snapshot
+    // per tier: its rows in a range (history), their page counts (downsampling), their supply
+    // levels (forecast), their bounds, their ids (delete); raw also the row a duplicate reading found stored; and the newest snapshot
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
-      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 5 : 4, `${t}:\n${reads.join('\n---\n')}`);
+      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 6 : 5, `${t}:\n${reads.join('\n---\n')}`);
     }
     assert.equal(reads.filter((q) => q.includes('FROM device_latest')).length, 1);
     for (const s of reads) {
