@@ -1,15 +1,10 @@
 // GET /api/devices/forecast (issue 36): when each supply of a device runs out, fitted on the last
-// FORECAST_DAYS of its history (forecast/supply-forecast.ts). Same guard, validation and error
-// wording as the reads of read.ts.
+// 90 days of its history (forecast/). Same guard, validation and error wording as read.ts.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
 import { errorText, sendJson, sendText } from '../respond.js';
 import { queryOf } from '../query.js';
-import { forecastSupplies } from '../../forecast/supply-forecast.js';
-
-/** History a forecast fits: long enough for a slow cartridge's trend, short enough to read fast. */
-export const FORECAST_DAYS = 90;
-const DAY = 86_400_000;
+import { readForecast } from '../../forecast/read.js';
 
 export function register(app: App, ctx: AgentContext): void {
   const { devices, metrics } = ctx;
@@ -28,13 +23,12 @@ export function register(app: App, ctx: AgentContext): void {
       return sendText(res, 500, `failed to get device: ${errorText(err)}`);
     }
     if (!device) return sendText(res, 404, `no device with serial ${JSON.stringify(serial)}`);
-    const now = ctx.now();
-    let history;
+    let forecast;
     try {
-      history = metrics.supplyHistory(serial, now - FORECAST_DAYS * DAY, now, now);
+      forecast = readForecast(metrics, serial, ctx.now());
     } catch (err) {
       return sendText(res, 500, `failed to get metrics history: ${errorText(err)}`);
     }
-    sendJson(res, 200, { supplies: forecastSupplies(history, now) });
+    sendJson(res, 200, forecast);
   });
 }
