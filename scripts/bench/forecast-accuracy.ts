@@ -12,6 +12,12 @@
 // error in days of the predicted empty time, its median and 90th percentile, the share of lives
 // with no forecast, and the same by the kind of printer.
 import { forecastSupplies, forecastSupply } from '../../src/forecast/supply-forecast.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readForecast } from '../../src/forecast/read.js';
+import { openDatabase } from '../../src/store/db.js';
+import { MetricsStore } from '../../src/store/metrics.js';
 import { DAY, supplyFleet, type SupplyLife } from '../../test/helpers/seed.js';
 
 const args = process.argv.slice(2);
@@ -86,3 +92,31 @@ for (let i = 0; i < 50; i++) {
   times.push(performance.now() - t);
 }
 console.log(`fit of ${rows.length} rows x 4 supplies: median ${pct(times, 0.5).toFixed(2)} ms, max ${Math.max(...times).toFixed(2)} ms (50 runs)`);
+
+// The same through the store: one printer's 90 days in a real SQLite file (raw every 15 minutes for
+// 7 days, hourly rows to 30 days, daily rows to 90), then readForecast, as GET /api/devices/forecast
+// and each device of an upload run it.
+const dir = mkdtempSync(join(tmpdir(), 'printbox-forecast-bench-'));
+try {
+  const db = openDatabase(join(dir, 'f.db'));
+  const store = new MetricsStore(db);
+  const real = Date.now();
+  const level = (t: number) => ({ black: Math.round(45 + ((real - t) / DAY) * 0.5), cyan: 60, magenta: 40, yellow: 30 }); // 0.5 %/day, 45 % now
+  const agg = (t: number) => ({ serial: 'BENCH', ts: t, sample_count: 1, counters: { page_count: { min: 1, max: Math.round(t / 60_000), avg: 1 } }, toner_last: level(t), toner_avg: level(t) });
+  db.transaction(() => {
+    for (let t = real - 7 * DAY + 60_000; t < real; t += 15 * 60_000) store.insertRaw({ serial: 'BENCH', ts: t, page_count: Math.round(t / 60_000), toner_levels: level(t) });
+    for (let t = Math.floor((real - 30 * DAY) / 3_600_000 + 1) * 3_600_000; t < real - 7 * DAY; t += 3_600_000) store.upsertAggregate('hourly', agg(t));
+    for (let t = Math.floor((real - 90 * DAY) / DAY + 1) * DAY; t < real - 30 * DAY; t += DAY) store.upsertAggregate('daily', agg(t));
+  })();
+  const rows = store.supplyHistory('BENCH', real - 90 * DAY, real, real).length;
+  const took: number[] = [];
+  for (let i = 0; i < 50; i++) {
+    const t = performance.now();
+    readForecast(store, 'BENCH', real);
+    took.push(performance.now() - t);
+  }
+  console.log(`readForecast from SQLite (${rows} rows, 4 supplies): median ${pct(took, 0.5).toFixed(2)} ms, max ${Math.max(...took).toFixed(2)} ms (50 runs)`);
+  db.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
