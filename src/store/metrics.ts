@@ -363,11 +363,12 @@ export class MetricsStore {
   /**
    * The supply levels and page counter of [since, until] from each tier's window (raw, hourly,
    * daily: what a forecast fits, forecast/supply-forecast.ts), three columns per row through the
-   * tables' keys: 90 days is about 170 raw, 24 hourly and 3 daily bucket seeks.
+   * tables' keys: 90 days is about 170 raw, 24 hourly and 3 daily bucket seeks. Oldest first.
    */
   supplyHistory(serial: string, since: number, until: number, now: number): { ts: number; page_count: number | null; toner_levels: Record<string, unknown> | null }[] {
     return this.db.transaction(() =>
-      this.tierRanges(since, until, now).flatMap(({ tier, lo, hi }) =>
+      // the tiers' windows are newest first: reversed, the rows come oldest first
+      this.tierRanges(since, until, now).reverse().flatMap(({ tier, lo, hi }) =>
         this.deviceRows[tier].supplyOf(serial, lo, hi).map(([ts, page_count, toner]) => ({
           ts, page_count, toner_levels: toner ? (JSON.parse(toner) as Record<string, unknown>) : null,
         })),
