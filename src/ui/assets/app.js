@@ -78,9 +78,10 @@
   function daysText(f) {
     if (!f || f.days_to_empty === null) return { text: '–', title: f && f.reason ? 'No forecast: ' + f.reason : 'No forecast' };
     const d = f.days_to_empty;
-    const text = d === 0 ? 'empty' : d < 1 ? '< 1 d' : '~' + Math.round(d) + ' d';
+    const empty = d === 0 && f.level === 0;
+    const text = empty ? 'empty' : d < 1 ? '< 1 d' : '~' + Math.round(d) + ' d';
     const pages = f.pages_to_empty !== null ? ', about ' + fmtInt(f.pages_to_empty) + ' pages' : '';
-    return { text, title: (d === 0 ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + ' (confidence ' + Math.round(f.confidence * 100) + '%)' };
+    return { text, title: (empty ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + ' (confidence ' + Math.round(f.confidence * 100) + '%)' };
   }
   // The supply that empties first, of a forecast: what the Printers list shows.
   function soonest(forecast) {
