@@ -142,7 +142,10 @@ export function forecastSupply(name: string, readings: SupplyReading[], now: num
   if (spanDays < MIN_SPAN_DAYS) return none(`not enough history: ${Math.floor(spanDays)} days since this supply was installed or first read, ${MIN_SPAN_DAYS} needed`);
   const days = byDay(life);
   const steps = changes(days);
-  if (steps.length < MIN_CHANGES) return none(`not enough history: the level changed ${steps.length - 1} times, ${MIN_CHANGES - 1} needed`);
+  if (steps.length < MIN_CHANGES) {
+    const n = steps.length - 1;
+    return none(`not enough history: the level changed ${n} time${n === 1 ? '' : 's'}, ${MIN_CHANGES - 1} changes needed`);
+  }
   const fit = theilSen(steps.map((s) => s.ts / DAY), steps.map((s) => s.level));
   if (!fit || !(fit.slope < 0)) return none('the level is not falling');
   // Where the life stands now: the line's value, kept within the last reported step (a coarse

@@ -106,7 +106,7 @@ test('too little history: nulls and a reason, not a guess', () => {
   assert.equal(short.confidence, null);
   assert.match(short.reason!, /^not enough history: 2 days/);
   const oneStep = forecastSupply('black', series(20, (d) => (d < 10 ? 100 : 90)), nowAfter(20));
-  assert.match(oneStep.reason!, /^not enough history: the level changed 1 times/);
+  assert.match(oneStep.reason!, /^not enough history: the level changed 1 time, 2 changes needed$/);
   const flat = forecastSupply('black', series(30, () => 77), nowAfter(30));
   assert.match(flat.reason!, /not enough history|not falling/);
   const rising = forecastSupply('black', series(30, (d) => 40 + d / 2), nowAfter(30));
