@@ -26,6 +26,7 @@ import * as autoupdateRoutes from './routes/autoupdate.js';
 import * as printerProxyRoutes from './routes/printer-proxy.js';
 import * as devicePreviewRoutes from './routes/device-preview.js';
 import * as reportRoutes from './routes/report.js';
+import * as forecastRoutes from './routes/forecast.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -47,6 +48,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   printerProxyRoutes,
   devicePreviewRoutes,
   reportRoutes,
+  forecastRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

@@ -17,6 +17,7 @@ import { tierWindows } from '../model/tiers.js';
 import { ServerHttpError, type ServerClient } from './http-client.js';
 import type { LinkStore } from './link-store.js';
 import { Backoff } from './backoff.js';
+import { readForecast } from '../forecast/read.js';
 
 export interface UploaderOptions {
   store: LinkStore;
@@ -208,13 +209,28 @@ export class Uploader {
     // Taken out before the call: a change during it marks the serial again and it goes next time.
     for (const d of batch.rows) this.dirty.delete(d.serial);
     try {
-      await this.post(s, '/api/v1/devices/batch', { agent_id: s.agentId, timestamp: formatTime(batch.timestamp), devices: batch.rows.map(deviceJson) });
+      await this.post(s, '/api/v1/devices/batch', { agent_id: s.agentId, timestamp: formatTime(batch.timestamp), devices: batch.rows.map((d) => this.withForecast(d)) });
     } catch (err) {
       for (const d of batch.rows) this.dirty.add(d.serial);
       throw err;
     }
     for (const d of batch.rows) this.onServer.add(d.serial);
     return true;
+  }
+
+  /**
+   * The Device JSON with a `forecast` field (issue 36; GET /api/devices/forecast's answer): the
+   * reference server keeps each device object whole (its raw_data), unknown fields included. A
+   * forecast that cannot be read leaves the field out; the device still goes.
+   */
+  private withForecast(d: Device): Record<string, unknown> {
+    const json = deviceJson(d) as Record<string, unknown>;
+    try {
+      return { ...json, forecast: readForecast(this.o.metrics, d.serial, Date.now()) };
+    } catch (err) {
+      this.o.log.warn({ serial: d.serial, err: String(err) }, 'supply forecast not read for the upload');
+      return json;
+    }
   }
 
   /** Marks the devices of `rows` the server has not taken in this run; true when there are any. */

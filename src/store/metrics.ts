@@ -82,6 +82,7 @@ class DeviceRows {
   // [bucket seeks, scan], or [(serial, ts) range] for an unbucketed table
   private readonly range: Statement[];
   private readonly points: Statement[];
+  private readonly supply: Statement[];
   private readonly bounds: Statement[];
   private readonly ids: Statement[];
   private readonly byIds: Statement;
@@ -107,6 +108,11 @@ class DeviceRows {
     const pageCount = table === TABLE.raw ? 'page_count' : 'page_count_max';
     this.points = froms.map((f) =>
       db.prepare(`SELECT id, ${pageCount} FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`).raw(),
+    );
+    // What a supply forecast needs of a row (forecast/): time, the served page counter and levels.
+    const toner = table === TABLE.raw ? 'toner_levels' : 'toner_last';
+    this.supply = froms.map((f) =>
+      db.prepare(`SELECT ts, ${pageCount}, ${toner} FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`).raw(),
     );
     this.byIds = db.prepare(`SELECT * FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
     // min, max and count come from the index alone (covering)
@@ -136,6 +142,12 @@ class DeviceRows {
   pointsOf(serial: string, lo: number, hi: number): [number, number | null][] {
     const q = this.plan(serial, lo, hi);
     return q ? (this.points[q.v].all(q.p) as [number, number | null][]) : [];
+  }
+
+  /** [ts, page_count, toner JSON] of the rows `rows()` returns, in the same order. */
+  supplyOf(serial: string, lo: number, hi: number): [number, number | null, string | null][] {
+    const q = this.plan(serial, lo, hi);
+    return q ? (this.supply[q.v].all(q.p) as [number, number | null, string | null][]) : [];
   }
 
   /** The rows with these ids, in no particular order. */
@@ -346,6 +358,22 @@ export class MetricsStore {
       }
       return kept.map((p) => byTier.get(p.tier)!.get(p.id)!);
     })();
+  }
+
+  /**
+   * The supply levels and page counter of [since, until] from each tier's window (raw, hourly,
+   * daily: what a forecast fits, forecast/supply-forecast.ts), three columns per row through the
+   * tables' keys: 90 days is about 170 raw, 24 hourly and 3 daily bucket seeks. Oldest first.
+   */
+  supplyHistory(serial: string, since: number, until: number, now: number): { ts: number; page_count: number | null; toner_levels: Record<string, unknown> | null }[] {
+    return this.db.transaction(() =>
+      // the tiers' windows are newest first: reversed, the rows come oldest first
+      this.tierRanges(since, until, now).reverse().flatMap(({ tier, lo, hi }) =>
+        this.deviceRows[tier].supplyOf(serial, lo, hi).map(([ts, page_count, toner]) => ({
+          ts, page_count, toner_levels: toner ? (JSON.parse(toner) as Record<string, unknown>) : null,
+        })),
+      ),
+    )();
   }
 
   /** Each tier whose window intersects [since, until], with the intersection, in history order. */

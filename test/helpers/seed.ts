@@ -142,3 +142,79 @@ export function lcg(seed: number): () => number {
     return s / 2 ** 32;
   };
 }
+
+/** One cartridge life of a seeded supply: installed at `start`, its true level reached 0 at `empty`. */
+export interface SupplyLife {
+  serial: string;
+  supply: string;
+  start: number;
+  empty: number;
+}
+
+export interface SupplyFleetDevice {
+  serial: string;
+  /** How it reports: levels in steps of `step` points, weekend use or none, unknown (-3) readings. */
+  step: number;
+  weekdaysOnly: boolean;
+  unknownShare: number;
+  readings: { ts: number; page_count: number; toner_levels: Record<string, number> }[];
+}
+
+/**
+ * A fleet whose supplies drain and are replaced (issue 36, the forecast benchmark): `days` days up
+ * to `now`, a reading every `everyHours`. Each printer prints a random volume each day (none at
+ * weekends for some), each page uses a random share of a cartridge's yield; a cartridge that
+ * reaches 0 is replaced 0-3 days later (reported 0 meanwhile). Levels are reported rounded to the
+ * printer's step (1 or 10 points) with ±1 point of noise on fine ones, and some printers answer
+ * -3 ("some left") at random. Returns the readings and every life's true start and empty time.
+ */
+export function supplyFleet(now: number, opts: { devices?: number; days?: number; everyHours?: number; seed?: number } = {}): { devices: SupplyFleetDevice[]; lives: SupplyLife[] } {
+  const rnd = lcg(opts.seed ?? 36);
+  const days = opts.days ?? 730;
+  const every = (opts.everyHours ?? 6) * HOUR;
+  const start = dayStart(now - days * DAY);
+  const devices: SupplyFleetDevice[] = [];
+  const lives: SupplyLife[] = [];
+  const SUPPLIES: Record<string, number> = { black: 1, cyan: 0.6, magenta: 0.5, yellow: 0.4 }; // share of pages using each
+  for (let i = 0; i < (opts.devices ?? 20); i++) {
+    const serial = `FLEET-${String(i).padStart(3, '0')}`;
+    const dev: SupplyFleetDevice = { serial, step: i % 3 === 0 ? 10 : 1, weekdaysOnly: i % 2 === 0, unknownShare: i % 5 === 0 ? 0.1 : 0, readings: [] };
+    const pagesPerDay = 40 + rnd() * 400;
+    const yieldPages = 3000 + rnd() * 9000;
+    // per supply: true level, replacement pending until, start of its life
+    const state = Object.fromEntries(Object.keys(SUPPLIES).map((k) => [k, { level: 30 + rnd() * 70, replaceAt: 0, lifeStart: NaN }]));
+    let pages = Math.round(rnd() * 100_000);
+    let dayPages = 0;
+    let day = -1;
+    for (let t = start; t <= now; t += every) {
+      const d = Math.floor(t / DAY);
+      if (d !== day) {
+        day = d;
+        const weekday = (new Date(t).getUTCDay() + 6) % 7; // 0 = Monday
+        dayPages = weekday >= 5 && dev.weekdaysOnly ? 0 : pagesPerDay * (0.5 + rnd()) * (weekday >= 5 ? 0.3 : 1);
+      }
+      const printed = dayPages * (every / DAY);
+      pages += printed;
+      const levels: Record<string, number> = {};
+      for (const [k, share] of Object.entries(SUPPLIES)) {
+        const s = state[k];
+        if (s.level <= 0 && s.replaceAt && t >= s.replaceAt) Object.assign(s, { level: 100, replaceAt: 0, lifeStart: t });
+        if (s.level > 0) {
+          s.level -= (100 * printed * share * (0.7 + rnd() * 0.6)) / yieldPages;
+          if (s.level <= 0) {
+            s.level = 0;
+            s.replaceAt = t + rnd() * 3 * DAY;
+            if (!Number.isNaN(s.lifeStart)) lives.push({ serial, supply: k, start: s.lifeStart, empty: t });
+          }
+        }
+        const noisy = dev.step === 1 ? s.level + (rnd() - 0.5) * 2 : s.level;
+        // a coarse printer says 10 % until the cartridge is out, as the panels do
+        const reported = Math.max(0, Math.min(100, dev.step === 1 ? Math.round(noisy) : Math.ceil(noisy / dev.step) * dev.step));
+        levels[k] = rnd() < dev.unknownShare ? -3 : s.level <= 0 ? 0 : Math.max(reported, 1);
+      }
+      dev.readings.push({ ts: t, page_count: Math.round(pages), toner_levels: levels });
+    }
+    devices.push(dev);
+  }
+  return { devices, lives };
+}

@@ -75,6 +75,15 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
     assert.equal(printer.agent_id, agentId);
     assert.equal(printer.ip, PRINTER.address);
     assert.match(String(printer.model), /P2040/);
+    // Each device carries its supply forecast (issue 36), which the server keeps whole in raw_data.
+    const seededRaw = JSON.parse(String(pm.query<Json>('SELECT raw_data FROM devices WHERE serial = ?', SEEDED[0])[0].raw_data)) as Json;
+    const forecast = seededRaw.forecast as { supplies: Json[] };
+    assert.ok(forecast, `raw_data has the forecast: ${JSON.stringify(seededRaw).slice(0, 500)}`);
+    assert.equal(forecast.supplies.length, 1);
+    assert.equal(forecast.supplies[0].name, 'black');
+    assert.equal(forecast.supplies[0].level, 87);
+    assert.equal(forecast.supplies[0].days_to_empty, null, 'four hours of history: no guess');
+    assert.match(String(forecast.supplies[0].reason), /^not enough history/);
     await until('the backlog sent', async () => (await linkOf(agent)).backlog === 0);
     for (const serial of serials) {
       const box = boxReadings(agent, serial);

@@ -146,6 +146,10 @@ test('printers: saved printers with meters (mono + colour when there is no total
   assert.match((await mc.textContent()) ?? '', /cyan.*9% low/, 'a low supply is marked');
   const big = desktop.locator(`#saved tr[data-serial="${TWO_YEARS}"]`);
   assert.match((await big.textContent()) ?? '', /Paper jam in tray 2/);
+  // Empties soonest (issue 36): black drains 1 %/day and is at 10 %; one reading is no forecast.
+  assert.match((await big.locator('td.soonest').textContent()) ?? '', /^black ~(9|10|11) d$/);
+  assert.match((await big.locator('td.soonest').getAttribute('title')) ?? '', /^Empty about \d{4}-\d{2}-\d{2}, about [\d,]+ pages \(confidence \d+%\)$/);
+  assert.equal(await mc.locator('td.soonest').textContent(), '–');
   // Keyboard: the first Tab reaches the skip link, which moves focus to the page without leaving it.
   await desktop.reload();
   await desktop.waitForSelector(`#saved[data-loaded] tr[data-serial="${MONO_COLOUR}"]`);
@@ -340,6 +344,11 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   assert.ok(yearPoints > 300, `year: ${yearPoints} points`);
   assert.equal(await desktop.getAttribute('button[data-period="year"]', 'aria-pressed'), 'true');
   assert.equal(await desktop.locator('#supply-chart canvas').count(), 1, 'supplies over time');
+  // Days to empty beside each supply bar (issue 36): black ~10 days; cyan stays at 60 %, no forecast.
+  await desktop.waitForSelector('#supply-bars .days[data-supply="black"]');
+  assert.match((await desktop.textContent('#supply-bars .days[data-supply="black"]')) ?? '', /^~(9|10|11) d$/);
+  assert.equal(await desktop.textContent('#supply-bars .days[data-supply="cyan"]'), '–');
+  assert.match((await desktop.getAttribute('#supply-bars .days[data-supply="cyan"]', 'title')) ?? '', /^No forecast: (the level is not falling|not enough history)/);
   // A custom range from the bounds: the first year only.
   const min = await desktop.getAttribute('#since', 'min');
   assert.ok(min && Date.now() - Date.parse(min) > 700 * DAY, `bounds start ${min}`);

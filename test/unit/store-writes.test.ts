@@ -206,10 +206,10 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       assert.ok(!details.some((d) => d.includes('TEMP B-TREE')), `${q}\n${details.join('\n')}`);
     }
     const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial)/.test(s) && !/NOT INDEXED/.test(s));
-    // per tier: its rows in a range (history), their page counts (downsampling), their bounds,
-    // their ids (delete); raw also the row a duplicate reading found stored; and the newest snapshot
+    // per tier: its rows in a range (history), their page counts (downsampling), their supply
+    // levels (forecast), their bounds, their ids (delete); raw also the row a duplicate reading found stored; and the newest snapshot
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
-      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 5 : 4, `${t}:\n${reads.join('\n---\n')}`);
+      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 6 : 5, `${t}:\n${reads.join('\n---\n')}`);
     }
     assert.equal(reads.filter((q) => q.includes('FROM device_latest')).length, 1);
     for (const s of reads) {
@@ -225,6 +225,13 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
     const rawPoints = reads.find((q) => q.startsWith('SELECT id, page_count FROM metrics_raw INDEXED BY'))!;
     const rawPlan = (prepare(`EXPLAIN QUERY PLAN ${rawPoints}`).all({ serial: 'X', lo: 0, hi: NOW, buckets: '[1]' }) as { detail: string }[]);
     assert.ok(rawPlan.some((p) => p.detail.startsWith('SEARCH metrics_raw USING COVERING INDEX')), rawPlan.map((p) => p.detail).join('\n'));
+    // a forecast's levels (three columns) through each bucketed tier's key, never a scan
+    for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily']) {
+      const q = reads.find((r) => r.startsWith(`SELECT ts, ${t === 'metrics_raw' ? 'page_count, toner_levels' : 'page_count_max, toner_last'} FROM ${t} INDEXED BY`))!;
+      assert.ok(q, `${t}: the supply read`);
+      const plan = (prepare(`EXPLAIN QUERY PLAN ${q}`).all({ serial: 'X', lo: 0, hi: NOW, buckets: '[1]' }) as { detail: string }[]).map((p) => p.detail);
+      assert.ok(plan.some((d) => d.startsWith(`SEARCH ${t} USING INDEX ${t}_bucket`)), `${q}\n${plan.join('\n')}`);
+    }
     // the rows downsampling kept, read whole by id: one rowid lookup each
     const byIds = sql.filter((q) => /WHERE id IN \(SELECT value FROM json_each/.test(q));
     assert.equal(byIds.length, 4, byIds.join('\n'));
@@ -233,5 +240,24 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       assert.ok(details.some((d) => /^SEARCH metrics_\w+ USING INTEGER PRIMARY KEY \(rowid=\?\)/.test(d)), `${s}\n${details.join('\n')}`);
       assert.ok(!details.some((d) => /^SCAN metrics_/.test(d)), `${s}\n${details.join('\n')}`);
     }
+  });
+});
+
+test('supplyHistory: each tier inside its window, three columns, oldest first', () => {
+  withDb((db) => {
+    const store = new MetricsStore(db);
+    const agg = (ts: number, black: number) => ({ serial: 'S', ts, sample_count: 1, counters: { page_count: { min: 1, max: ts / HOUR, avg: 1 } }, toner_last: { black }, toner_avg: { black: 0 } });
+    store.upsertAggregate('daily', agg(NOW - 100 * DAY, 99)); // older than the 90 days asked
+    store.upsertAggregate('daily', agg(NOW - 60 * DAY, 80));
+    store.upsertAggregate('daily', agg(NOW - 10 * DAY, 1)); // inside hourly's window: hourly serves it
+    store.upsertAggregate('hourly', agg(NOW - 10 * DAY, 70));
+    store.upsertAggregate('hourly', agg(NOW - 2 * DAY, 2)); // inside raw's window: raw serves it
+    store.insertRaw({ serial: 'S', ts: NOW - DAY, page_count: 5, toner_levels: { black: 60 } });
+    store.insertRaw({ serial: 'T', ts: NOW - DAY, page_count: 5, toner_levels: { black: 10 } });
+    assert.deepEqual(store.supplyHistory('S', NOW - 90 * DAY, NOW, NOW), [
+      { ts: NOW - 60 * DAY, page_count: (NOW - 60 * DAY) / HOUR, toner_levels: { black: 80 } },
+      { ts: NOW - 10 * DAY, page_count: (NOW - 10 * DAY) / HOUR, toner_levels: { black: 70 } },
+      { ts: NOW - DAY, page_count: 5, toner_levels: { black: 60 } },
+    ]);
   });
 });

@@ -74,7 +74,21 @@
   const SUPPLY_COLOURS = { black: '#222', cyan: '#0aa5c9', magenta: '#c2187a', yellow: '#e1b400', photo_black: '#444', matte_black: '#333', light_cyan: '#6fd3ef', light_magenta: '#ef7fc0', waste: '#8d6e63', drum: '#7e57c2', fuser: '#d35400' };
   const supplyColour = (k) => SUPPLY_COLOURS[k] || SUPPLY_COLOURS[String(k).split(/[_ ]/).pop()] || '#5a6470';
   const LOW = 15;
-  function supplyBars(levels) {
+  // A supply's forecast (GET /api/devices/forecast) as a short text and its explanation.
+  function daysText(f) {
+    if (!f || f.days_to_empty === null) return { text: '–', title: f && f.reason ? 'No forecast: ' + f.reason : 'No forecast' };
+    const d = f.days_to_empty;
+    const empty = d === 0 && f.level === 0;
+    const text = empty ? 'empty' : d < 1 ? '< 1 d' : '~' + Math.round(d) + ' d';
+    const pages = f.pages_to_empty !== null ? ', about ' + fmtInt(f.pages_to_empty) + ' pages' : '';
+    return { text, title: (empty ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + ' (confidence ' + Math.round(f.confidence * 100) + '%)' };
+  }
+  // The supply that empties first, of a forecast: what the Printers list shows.
+  function soonest(forecast) {
+    const known = ((forecast && forecast.supplies) || []).filter((f) => f.days_to_empty !== null);
+    return known.length ? known.reduce((a, b) => (b.days_to_empty < a.days_to_empty ? b : a)) : null;
+  }
+  function supplyBars(levels, forecast) {
     const entries = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number');
     if (!entries.length) return h('span', { class: 'muted', text: 'no supply levels' });
     return h('div', {}, entries.map(([k, v]) => {
@@ -84,7 +98,8 @@
         h('span', { class: 'name', title: k, text: k.replace(/_/g, ' ') }),
         h('span', { class: 'bar', role: 'img', 'aria-label': k + ' ' + pct + '%' + (low ? ', low' : '') },
           h('i', { style: 'width:' + pct + '%;background:' + supplyColour(k) }), h('b', { title: 'low mark ' + LOW + '%' })),
-        h('span', { class: 'pct', text: pct + '%' + (low ? ' low' : '') }));
+        h('span', { class: 'pct', text: pct + '%' + (low ? ' low' : '') }),
+        forecast ? h('span', { class: 'days', 'data-supply': k, ...daysText(forecast.supplies.find((f) => f.name === k)) }) : null);
     }));
   }
   function statusBadges(info) {
@@ -303,8 +318,10 @@
       const pending = !rows.length;
       if (pending) { rows = saved.map((d) => ({ d, info: d.printer_info || {}, latest: null, device: null, pending: true })); draw(); }
       rows = await inTurns(saved, async (d) => {
-        const profile = await api('/api/devices/profile?serial=' + encodeURIComponent(d.serial)).catch(() => null);
-        return { d, info: d.printer_info || {}, latest: profile ? profile.latest_metrics : null, device: profile ? profile.device : null };
+        const [profile, forecast] = await Promise.all([
+          api('/api/devices/profile?serial=' + encodeURIComponent(d.serial)).catch(() => null),
+          api('/api/devices/forecast?serial=' + encodeURIComponent(d.serial)).catch(() => null)]);
+        return { d, info: d.printer_info || {}, latest: profile ? profile.latest_metrics : null, device: profile ? profile.device : null, forecast };
       });
       draw();
       table.dataset.loaded = 'true';
@@ -324,17 +341,18 @@
         if (!q) return true;
         return [d.serial, info.model, info.manufacturer, info.ip, d.location, d.asset_number, info.hostname, device && device.description].some((s) => String(s || '').toLowerCase().includes(q));
       });
-      const head = h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', ''].map((t) => h('th', { scope: 'col', text: t }))));
+      const head = h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', 'Empties soonest', ''].map((t) => h('th', { scope: 'col', text: t }))));
       if (!rows.length) {
-        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 8 },
+        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9 },
           'No saved printers yet. Go to ', h('a', { href: '#/discovered', text: 'Discovered' }), ' to scan the network and save the printers found.'))));
         return;
       }
       if (!shown.length) {
-        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 8, text: 'No printer matches this search or filter.' }))));
+        table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9, text: 'No printer matches this search or filter.' }))));
         return;
       }
-      table.replaceChildren(head, h('tbody', {}, shown.map(({ d, info, latest, device, pending }) => {
+      table.replaceChildren(head, h('tbody', {}, shown.map(({ d, info, latest, device, pending, forecast }) => {
+        const first = soonest(forecast);
         const m = pending ? { total: '…', mono: '…', colour: '…' } : meters(latest || info);
         const visible = device ? device.visible : true;
         return h('tr', { 'data-serial': d.serial },
@@ -348,6 +366,8 @@
           h('td', { class: 'num', 'data-label': 'Mono', text: fmtInt(m.mono) }),
           h('td', { class: 'num', 'data-label': 'Colour', text: fmtInt(m.colour) }),
           h('td', { 'data-label': 'Supplies' }, pending ? h('span', { class: 'muted', text: '…' }) : supplyBars(latest ? latest.toner_levels : info.toner_levels)),
+          h('td', { class: 'soonest', 'data-label': 'Empties soonest', ...(first ? { title: daysText(first).title } : {}) },
+            pending ? h('span', { class: 'muted', text: '…' }) : first ? first.name.replace(/_/g, ' ') + ' ' + daysText(first).text : h('span', { class: 'muted', text: '–' })),
           h('td', {}, h('button', { type: 'button', 'data-hide': d.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (info.model || d.serial), text: visible ? 'Hide' : 'Show',
             onclick: async (e) => {
               e.target.disabled = true;
@@ -495,6 +515,7 @@
     }
     function drawInfo(d, latest, info) {
       const how = info || { device_type: d.device_type, is_usb: d.is_usb, discovery_methods: d.discovery_method ? [d.discovery_method] : [] };
+      const barsBox = h('div', { id: 'supply-bars' }, latest ? supplyBars(latest.toner_levels) : null);
       const rows = [['Model', [d.manufacturer, d.model].filter(Boolean).join(' ')], ['Serial', d.serial], ['Firmware', d.firmware], ['MAC address', d.mac_address],
         ['Address', d.ip + (d.hostname ? ' (' + d.hostname + ')' : '')], ['USB port', d.is_usb || d.device_type === 'usb' ? d.port_name || 'USB' : ''],
         ['Web page', webLink(d.web_ui_url)], ['Found by', foundBy(how)], ['What answered', detection(how)],
@@ -506,7 +527,11 @@
           m.mono !== undefined ? [h('dt', { text: 'Mono' }), h('dd', { text: fmtInt(m.mono) })] : null,
           m.colour !== undefined ? [h('dt', { text: 'Colour' }), h('dd', { text: fmtInt(m.colour) })] : null,
           h('dt', { text: 'Read' }), h('dd', { text: when(latest.timestamp) })) : h('p', { class: 'empty', text: 'No readings yet: press Read now.' }),
-        latest ? supplyBars(latest.toner_levels) : null);
+        latest ? barsBox : null);
+      if (latest) {
+        // Days to empty beside each bar, once the forecast has come (the bars are drawn without it).
+        api('/api/devices/forecast' + q).then((f) => barsBox.replaceChildren(supplyBars(latest.toner_levels, f)), () => {});
+      }
     }
     // A pending move or a counter that went down (discovery/move-check.ts): only a person decides.
     const SNMP_PROOF = 'SNMP v1 and v2c cannot prove who answered: any host on the network can reply with a printer\'s serial, model, MAC and counters. '
