@@ -5,8 +5,9 @@
 // every 20 ms until the printer is listed by that announcement (last_seen at or after it).
 // The printer is then stopped (Avahi says goodbye) and the next round starts.
 //
-// Then the idle cost of the passive listener: the agent's CPU time (/proc/PID/stat) and RSS over
-// --idle seconds with mdns_enabled on (one printer announced on the LAN), then off.
+// Then the idle cost of the passive listeners: the agent's CPU time (/proc/PID/stat) and RSS over
+// --idle seconds with mdns_enabled, wsd_enabled and ssdp_enabled on (one printer announced on the
+// LAN), then all off.
 //
 //   npm run build && node dist/scripts/bench/mdns-announce.js [--rounds 5] [--idle 60]
 import { spawn } from 'node:child_process';
@@ -113,9 +114,14 @@ try {
     if (i < rounds - 1) await lan.stopPrinter(host);
   }
   if (idleSeconds > 0) {
+    const listeners = async (on: boolean) => {
+      const r = await agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ discovery: { mdns_enabled: on, wsd_enabled: on, ssdp_enabled: on } }) });
+      if (r.status !== 200) throw new Error(`turning the passive listeners ${on ? 'on' : 'off'}: ${r.status} ${r.body}`);
+    };
+    // Every passive listener at once (mDNS, WS-Discovery, SSDP), as an appliance with all of them on.
+    await listeners(true);
     idleOn = await idle(agent.proc.pid!);
-    const off = await agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ discovery: { mdns_enabled: false } }) });
-    if (off.status !== 200) throw new Error(`turning mdns off: ${off.status} ${off.body}`);
+    await listeners(false);
     idleOff = await idle(agent.proc.pid!);
   }
 } finally {
@@ -123,4 +129,4 @@ try {
   lan.destroy();
 }
 const sorted = [...times].sort((a, b) => a - b);
-console.log(JSON.stringify({ rounds, announce_to_listed_ms: times, median_ms: sorted[Math.floor(sorted.length / 2)], max_ms: sorted.at(-1), idle_seconds: idleSeconds, idle_mdns_on: idleOn, idle_mdns_off: idleOff }));
+console.log(JSON.stringify({ rounds, announce_to_listed_ms: times, median_ms: sorted[Math.floor(sorted.length / 2)], max_ms: sorted.at(-1), idle_seconds: idleSeconds, idle_listeners_on: idleOn, idle_listeners_off: idleOff }));
