@@ -58,7 +58,7 @@ export interface AgentOptions {
   server?: Record<string, string | number>;
   /** NDJSON imported (via the CLI) before the agent starts. Import failure throws. */
   seed?: string;
-  /** Readiness timeout, default 20 s. */
+  /** Readiness timeout, default 90 s: only a guard (a start on a loaded machine took over 20 s); an agent that exits ends the wait at once. */
   readyTimeoutMs?: number;
   /** Reuse a config made by writeConfig (its data dir and ports); the other options are then ignored. */
   config?: TestConfig;
@@ -403,7 +403,7 @@ export async function startAgent(opts: AgentOptions = {}): Promise<Agent> {
     const r = await importNdjson(cfg.configPath, opts.seed);
     if (r.code !== 0) throw new Error(`seed import failed (exit ${r.code}):\n${r.stderr}`);
   }
-  const timeout = opts.readyTimeoutMs ?? 20_000;
+  const timeout = opts.readyTimeoutMs ?? 90_000;
   const log = { out: '', err: '' };
   let proc = spawnServe(cfg, log, opts);
   try {

@@ -84,12 +84,15 @@ function open(partial) {
   });
   s.on('error', (e) => { tally.errors[e.code] = (tally.errors[e.code] ?? 0) + 1; });
   s.on('data', () => {});
-  s.on('close', () => {
+  s.on('close', (hadError) => {
     sockets.delete(s);
     if (connectedAt) {
       tally.open--; tally.closed++;
       const life = Date.now() - connectedAt;
-      if (life > 1000) {
+      // Closed by the box's timeout (a clean close), not reset by its connection caps: on a busy
+      // machine a reset can come seconds after the connect (the agent accepts late), so the time
+      // alone cannot tell them apart.
+      if (!hadError) {
         tally.longLivedMin = tally.longLivedMin === null ? life : Math.min(tally.longLivedMin, life);
         tally.longLivedMax = Math.max(tally.longLivedMax ?? 0, life);
       }

@@ -84,7 +84,11 @@ export interface BoxAgent {
   stop(opts?: { keepDir?: boolean }): Promise<number | null>;
 }
 
-const REQUEST_TIMEOUT_MS = 10_000;
+// Only a guard against a hung request: on a loaded machine (issue 34: the suite with two CPU hogs
+// beside it) one sign-in's scrypt alone took over 10 s.
+const REQUEST_TIMEOUT_MS = 60_000;
+/** How long a starting agent may take before its first answer (the process exiting ends the wait at once). */
+const READY_TIMEOUT_MS = 90_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function ip(...args: string[]): { ok: boolean; out: string; err: string } {
@@ -363,7 +367,7 @@ export async function startAgentInBox(lan: Pick<Lan, 'boxNs'>, opts: AgentOption
     return code;
   };
 
-  const deadline = Date.now() + (opts.readyTimeoutMs ?? 20_000);
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? READY_TIMEOUT_MS);
   let last = '';
   for (;;) {
     if (!alive()) {
