@@ -3,10 +3,11 @@
 // serves (a boot partition that appeared late) reaches the running agent: the account at once,
 // the settings when the record changes. Waits poll the agent's answer, never a fixed time.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { runCli, startAgent, writeConfig, expectJson, type Agent, type TestConfig } from '../helpers/agent.js';
+import { spawnSync } from 'node:child_process';
+import { repoRoot, runCli, startAgent, writeConfig, expectJson, type Agent, type TestConfig } from '../helpers/agent.js';
 
 interface Shown {
   collection: { interval_minutes: number };
@@ -106,6 +107,37 @@ describe('provisioning state, shown by a running agent', () => {
     assert.equal(s.collection.interval_minutes, 50, 'not applied again over what was set since');
   });
 
+  test("the boot's check without Node: an unchanged file is skipped and recorded as unchanged; anything else runs the command", () => {
+    const check = () =>
+      spawnSync(join(repoRoot, 'rootfs-overlay/usr/libexec/printbox/provision-unchanged'), [], {
+        encoding: 'utf8',
+        env: { ...process.env, PRINTBOX_BOOT: boot, PRINTBOX_DATA: cfg.dataDir, PRINTBOX_RUN: run, PRINTBOX_AS: '' },
+      });
+    const stateFile = join(cfg.dataDir, 'provision-state.json');
+    const before = JSON.parse(readFileSync(stateFile, 'utf8')) as { applied_at: string; sha256: string; checked_at: string };
+    const skipped = check();
+    assert.equal(skipped.status, 1, `skip (ExecCondition exit 1): ${skipped.stdout}${skipped.stderr}`);
+    const after = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, string>;
+    assert.deepEqual(
+      { ...after, checked_at: undefined },
+      { state: 'unchanged', message: `printbox.toml unchanged since ${before.applied_at}`, applied_at: before.applied_at, sha256: before.sha256, checked_at: undefined },
+    );
+    assert.ok(after.checked_at > before.checked_at, `${after.checked_at} after ${before.checked_at}`);
+    assert.equal(statSync(stateFile).mode & 0o777, 0o640);
+    assert.equal(readFileSync(join(run, 'provisioning'), 'utf8'), `printbox.toml unchanged since ${before.applied_at}\n`);
+
+    // A setup code waiting for its account: the command must run (it writes the code to /run).
+    writeFileSync(join(cfg.dataDir, 'setup-code'), 'AAAA-BBBB-CCCC\n');
+    assert.equal(check().status, 0, 'a pending setup code runs the command');
+    rmSync(join(cfg.dataDir, 'setup-code'));
+    // Another file: the command must run; the record is left to it.
+    const text = readFileSync(join(boot, 'printbox.toml'), 'utf8');
+    writeFileSync(join(boot, 'printbox.toml'), text + '\n# edited\n');
+    assert.equal(check().status, 0, 'a changed file runs the command');
+    writeFileSync(join(boot, 'printbox.toml'), text);
+    assert.equal(check().status, 1, 'the same bytes again: skipped');
+  });
+
   test('a broken file: refused with the reason; nothing of it applied', async () => {
     writeFileSync(join(boot, 'printbox.toml'), '[polling]\ninterval_minutes = 0\n');
     const r = await provision();
@@ -117,7 +149,6 @@ describe('provisioning state, shown by a running agent', () => {
   });
 
   test('a partition without printbox.toml: said so', async () => {
-    const { rmSync } = await import('node:fs');
     rmSync(join(boot, 'printbox.toml'));
     const r = await provision();
     assert.equal(r.code, 0, r.stderr);
