@@ -173,6 +173,8 @@ version_ok() { tvm_https_ok; }
 wait_https() { tvm_wait_https "$1"; }
 vm() { tvm_sh "$@"; }
 wait_console() { tvm_wait_console; }
+# Host requests arrive through QEMU's user network from 10.0.2.2: a peer on the LAN, not loopback.
+api() { curl -sk --max-time 20 "$@"; }
 # How long a one-shot unit's last run took (activation to deactivation, from its timestamps).
 unit_time() {
   vm systemctl show -p InactiveExitTimestampMonotonic,InactiveEnterTimestampMonotonic "$1" | tr -d '\r' \
@@ -266,8 +268,6 @@ vm "systemd-analyze critical-chain printbox-agent.service | tail -n +3 | head -n
 stage_end "first boot checks"
 
 stage "provisioning and access from the site network"
-# Host requests arrive through QEMU's user network from 10.0.2.2: a peer on the LAN, not loopback.
-api() { curl -sk --max-time 20 "$@"; }
 code=$(api -o /dev/null -w '%{http_code}' -H 'Accept: application/json' "https://127.0.0.1:$https_port/devices/list") || true
 check "from the LAN without a session: /devices/list answers 401 ($code)" test "$code" = 401
 code=$(api -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 127.0.0.1' -H 'X-Service-Proxy: server' "https://127.0.0.1:$https_port/settings") || true
