@@ -58,6 +58,8 @@ tvm_prepare() {
   TVM_BOOT_DISK=$TVM_DIR/boot.img
   TVM_SOCK=$TVM_DIR/console.sock
   local parts=$TVM_DIR/parts
+  # Again in the same DIR: a fresh copy (a first boot again).
+  rm -f "$TVM_DISK" "$TVM_BOOT_DISK"
   rm -rf "$parts" && mkdir -p "$parts/input" "$parts/tmp" "$parts/empty"
   cp --sparse=always "$TVM_OUT/rootfs.img" "$parts/input/rootfs.img"
   cp "$TVM_OUT/parts/esp.vfat" "$TVM_OUT/parts/data.ext4" "$parts/input/"
