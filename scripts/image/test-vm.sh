@@ -98,7 +98,7 @@ tvm_boot() {
   rm -f "$TVM_SOCK"
   local boot_disk=(-drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe")
   # A card that shows up late: an empty hot-plug port now, the disk through tvm_attach_boot_disk.
-  [ "${TVM_BOOT_DISK_LATE:-}" != 1 ] || boot_disk=(-device pcie-root-port,id=hotplug,bus=pcie.0,chassis=1)
+  [ "${TVM_BOOT_DISK_LATE:-}" != 1 ] || boot_disk=(-device pcie-root-port,id=cardport,bus=pcie.0,chassis=1)
   TVM_T0=$(date +%s.%N)
   qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
     -display none -no-user-config -nodefaults \
@@ -175,7 +175,7 @@ PY
 
 tvm_attach_boot_disk() {
   tvm_monitor "drive_add 0 if=none,id=pboxboot,file=$TVM_BOOT_DISK,format=raw,cache=unsafe" \
-    "device_add virtio-blk-pci,drive=pboxboot,id=pboxbootdev,bus=hotplug"
+    "device_add virtio-blk-pci,drive=pboxboot,id=pboxbootdev,bus=cardport"
 }
 
 tvm_poweroff_hard() { [ -z "$TVM_PID" ] || { kill -9 "$TVM_PID" 2>/dev/null || true; wait "$TVM_PID" 2>/dev/null || true; }; TVM_PID=""; }
