@@ -13,10 +13,18 @@
 #   printbox.toml at the next boot leaves a booting box and printbox-toml.error.
 #   USB printers: gadgets on the VM kernel's virtual buses, plugged, read, unplugged and moved
 #   (scripts/image/usb-stage.sh).
+#   The boot partition missing, then appearing late (issue 34): a fresh copy booted without it says
+#   "no boot partition found" and shows the setup code; the disk then hot-plugged (QEMU monitor)
+#   while the agent serves is mounted and applied, the running agent takes the account and the
+#   settings; the same file again is skipped without Node.
+# On a failed check: the failed units' journal, the provisioning and agent units' last lines and
+# the console's last lines, once per stage.
 # The VM is inspected through a root shell on a second serial port that exists only in this
 # test's copy of the image (the shipped image has no such thing).
 # Prints why and exits 0 only when this machine cannot run QEMU at all.
 # Env: PRINTBOX_BOOT_TEST_NO_BUILD=1 uses the existing build/amd64 artifacts.
+#      PRINTBOX_BOOT_TEST_ONLY=boot-partition runs the static checks and the late/missing boot
+#      partition stage only (a quick run while working on provisioning; CI runs everything).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$repo/build/amd64
@@ -48,10 +56,26 @@ qemu-system-x86_64 -accel help 2>/dev/null | grep -qx tcg || skip "this QEMU has
 
 failures=0
 pass() { echo "  ok   $*"; }
-fail() { echo "  FAIL $*"; failures=$((failures + 1)); }
+fail() { echo "  FAIL $*"; failures=$((failures + 1)); explain_failure; }
 check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-stage_start=0
-stage() { stage_start=$(date +%s); echo "== boot test: $1"; }
+stage_start=0 stage_name="" explained_stage=""
+stage() { stage_start=$(date +%s); stage_name=$1; echo "== boot test: $1"; }
+# Why a check failed, once per stage while the VM runs: the failed units' journal, the
+# provisioning and agent units' last lines, the console's last lines.
+explain_failure() {
+  [ "$explained_stage" != "$stage_name" ] || return 0
+  explained_stage=$stage_name
+  [ -n "${TVM_PID:-}" ] && kill -0 "$TVM_PID" 2>/dev/null || return 0
+  [ -S "${TVM_SOCK:-}" ] || return 0
+  local failed u
+  failed=$(VM_TIMEOUT=15 tvm_sh systemctl list-units --failed --plain --no-legend 2>/dev/null | tr -d '\r' | awk '{print $1}') || true
+  for u in $failed printbox-provision.service printbox-agent.service; do
+    echo "       --- journal of $u (this boot, last lines):"
+    VM_TIMEOUT=15 tvm_sh "journalctl -b -u $u --no-pager -o short-monotonic | tail -n 25" 2>/dev/null | tr -d '\r' | sed 's/^/       /' || true
+  done
+  echo "       --- console, last lines:"
+  tail -n 30 "${serial_now:-/dev/null}" 2>/dev/null | tr -d '\r' | sed 's/^/       /' || true
+}
 stage_end() { echo "== boot test: $1 took $(( $(date +%s) - stage_start ))s"; }
 
 # ---------------------------------------------------------------------------------------------
@@ -149,8 +173,21 @@ version_ok() { tvm_https_ok; }
 wait_https() { tvm_wait_https "$1"; }
 vm() { tvm_sh "$@"; }
 wait_console() { tvm_wait_console; }
+# Host requests arrive through QEMU's user network from 10.0.2.2: a peer on the LAN, not loopback.
+api() { curl -sk --max-time 20 "$@"; }
+# How long a one-shot unit's last run took (activation to deactivation, from its timestamps).
+unit_time() {
+  vm systemctl show -p InactiveExitTimestampMonotonic,InactiveEnterTimestampMonotonic "$1" | tr -d '\r' \
+    | awk -F= '/^InactiveExit/ { a = $2 } /^InactiveEnter/ { b = $2 } END { if (a > 0 && b > a) printf "%.2fs", (b - a) / 1e6; else print "?" }'
+}
+# The banner (a one-shot, not kept active): wait until it has run at least once.
+wait_banner() {
+  VM_TIMEOUT=100 vm "timeout 90 sh -c 'while [ \"\$(systemctl show -p ExecMainExitTimestampMonotonic --value printbox-banner.service)\" = 0 ]; do sleep 1; done'" >/dev/null || true
+}
 show_serial() { echo "--- serial console ($1), last lines:"; tail -n 40 "$tmp/serial-$1.log" 2>/dev/null | tr -d '\r' | sed 's/^/    /'; }
 
+only_boot_partition() { [ "${PRINTBOX_BOOT_TEST_ONLY:-}" = boot-partition ]; }
+if ! only_boot_partition; then
 # ---------------------------------------------------------------------------------------------
 stage "first boot"
 boot first
@@ -226,12 +263,11 @@ check "8080 redirects to https://<same host>:8443<same path>" grep -Eq '^30[1278
 exposure=$(vm systemd-analyze security printbox-agent.service | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p') || true
 check "in the VM: printbox-agent exposure ${exposure:-?} < 3.0" awk -v e="${exposure:-99}" 'BEGIN { exit !(e < 3.0) }'
 echo "       $(vm systemd-analyze | head -n1 | tr -d '\r')"
+echo "       provisioning unit (Node, a new file): $(unit_time printbox-provision.service)"
 vm "systemd-analyze critical-chain printbox-agent.service | tail -n +3 | head -n 8" | sed 's/^/       /'
 stage_end "first boot checks"
 
 stage "provisioning and access from the site network"
-# Host requests arrive through QEMU's user network from 10.0.2.2: a peer on the LAN, not loopback.
-api() { curl -sk --max-time 20 "$@"; }
 code=$(api -o /dev/null -w '%{http_code}' -H 'Accept: application/json' "https://127.0.0.1:$https_port/devices/list") || true
 check "from the LAN without a session: /devices/list answers 401 ($code)" test "$code" = 401
 code=$(api -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 127.0.0.1' -H 'X-Service-Proxy: server' "https://127.0.0.1:$https_port/settings") || true
@@ -251,15 +287,17 @@ check "provisioned time servers handed to timesyncd" vm "grep -q 'NTP=ntp.printb
 check "no setup code once an account exists" vm "test ! -e /boot/firmware/printbox-setup.txt -a ! -e /run/printbox-setup/code"
 fingerprint=$(openssl x509 -in <(vm cat /var/lib/printbox/tls/agent.crt | tr -d '\r') -noout -fingerprint -sha256 2>/dev/null | sed 's/.*=//') || true
 # The banner runs after the certificate and the setup code: wait until it has run (or failed).
-VM_TIMEOUT=100 vm "timeout 90 sh -c 'while systemctl show -p ActiveState --value printbox-banner.service | grep -qxE \"inactive|activating\"; do sleep 1; done'" >/dev/null || true
+wait_banner
 serial=$(tr -d '\r' < "$tmp/serial-first.log")
 check "console banner: PrintBox $expect_host" grep -qx "PrintBox $expect_host" <<<"$serial"
 check "console banner: URL https://$expect_host.local:8443/" grep -qx "URL: https://$expect_host.local:8443/" <<<"$serial"
 check "console banner: URL https://10.0.2.15:8443/" grep -qx "URL: https://10.0.2.15:8443/" <<<"$serial"
 check "console banner: certificate fingerprint" grep -qxF "Certificate SHA-256: ${fingerprint:-none}" <<<"$serial"
 check "console banner: no setup code once an account exists" bash -c '! grep -q "^Setup code:" <<<"$1"' _ "$serial"
+check "console banner: Provisioning: printbox.toml applied at ..." grep -q "^Provisioning: printbox.toml applied at 20" <<<"$serial"
+check "GET /settings provisioning: applied" grep -q '"provisioning":{"state":"applied","message":"printbox.toml applied at 20' <<<"$settings"
 banner_state=$(vm systemctl show -p ActiveState,Result,ExecMainStatus printbox-banner.service | tr -d '\r' | sort | tr '\n' ' ') || true
-check "printbox-banner.service succeeded ($banner_state)" grep -q 'ActiveState=active ExecMainStatus=0 Result=success' <<<"$banner_state"
+check "printbox-banner.service succeeded ($banner_state)" grep -q 'ExecMainStatus=0 Result=success' <<<"$banner_state"
 check "/etc/issue.d/printbox.issue resolves to the banner file" \
   vm "test \"\$(readlink -e /etc/issue.d/printbox.issue)\" = /run/printbox-banner/printbox.issue && grep -q '^Certificate SHA-256: ' /etc/issue.d/printbox.issue"
 check "DNS-SD: resolved loaded printbox.dnssd" \
@@ -322,7 +360,10 @@ check "key still 0600 printbox: $key_stat" test "$key_stat" = "600 printbox prin
 error=$(vm cat /boot/firmware/printbox-toml.error | tr -d '\r') || true
 echo "       printbox-toml.error: $error"
 check "broken printbox.toml: not applied, reason beside it" grep -q 'polling.interval_minutes must be an integer' <<<"$error"
-check "broken printbox.toml: provisioning unit did not fail the boot" vm systemctl is-active --quiet printbox-provision.service
+prov_state=$(vm systemctl show -p Result,ExecMainStatus printbox-provision.service | tr -d '\r' | sort | tr '\n' ' ') || true
+check "broken printbox.toml: provisioning unit did not fail the boot ($prov_state)" grep -q 'ExecMainStatus=0 Result=success' <<<"$prov_state"
+check "broken printbox.toml: the state record says refused, with the reason" \
+  vm "grep -q '\"message\": \"refused: polling.interval_minutes must be an integer' /var/lib/printbox/provision-state.json"
 login=$(api -D - -o /dev/null -H 'Content-Type: application/json' \
   -d "{\"username\":\"tech\",\"password\":\"$provisioned_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login" | tr -d '\r') || true
 cookie=$(sed -n 's/^[Ss]et-[Cc]ookie: \(pm_agent_session=[^;]*\);.*/\1/p' <<<"$login")
@@ -554,8 +595,84 @@ stage_end "A/B update with RAUC, through the agent's API"
 
 vm "systemctl poweroff" >/dev/null 2>&1 || true
 sleep 2; poweroff_hard
+fi # only_boot_partition
+
+# ---------------------------------------------------------------------------------------------
+stage "boot partition missing, then appearing while the agent serves"
+# A fresh copy of the disk (a first boot again) whose boot disk is not attached at power-on.
+late_password='late-pass-0452'
+cat > "$tmp/late.toml" <<TOML
+[admin]
+user = "late"
+password = "$late_password"
+
+[polling]
+interval_minutes = 25
+TOML
+tvm_prepare "$tmp" "$tmp/late.toml"
+https_port=$TVM_HTTPS_PORT http_port=$TVM_HTTP_PORT
+TVM_BOOT_DISK_LATE=1
+boot nopart
+if t_nopart=$(wait_https 400); then
+  pass "no boot partition: power-on to HTTPS in ${t_nopart}s (after the mount's x-systemd.device-timeout)"
+else fail "no boot partition: HTTPS within 400s"; show_serial nopart; exit 1; fi
+wait_console || { fail "test console (no boot partition)"; show_serial nopart; exit 1; }
+record=$(vm cat /var/lib/printbox/provision-state.json | tr -d '\r') || true
+check "no boot partition: the state record says so" grep -q '"message": "no boot partition found"' <<<"$record"
+wait_banner
+serial=$(tr -d '\r' < "$serial_now")
+check "no boot partition: console banner 'Provisioning: no boot partition found'" grep -qx "Provisioning: no boot partition found" <<<"$serial"
+check "no boot partition: console banner shows the setup code" grep -q '^Setup code: [0-9A-Z]\{4\}-[0-9A-Z]\{4\}-[0-9A-Z]\{4\}$' <<<"$serial"
+check "no boot partition: the setup code is in /run for the banner" vm "test -s /run/printbox-setup/code"
+
+# The card shows up now, while the agent serves: mounted by its device, provisioning runs again.
+agent_pid=$(vm systemctl show -p MainPID --value printbox-agent.service | tr -d '\r\n') || true
+t_plug=$(date +%s.%N)
+plugged=$(tvm_attach_boot_disk 2>&1) && pass "boot disk hot-plugged through QEMU's monitor" \
+  || { fail "boot disk hot-plugged through QEMU's monitor"; sed 's/^/       /' <<<"$plugged"; }
+# Progress: the state record, read in the VM until it says applied (bounded).
+if VM_TIMEOUT=200 vm "timeout 180 sh -c 'until grep -q \"\\\"state\\\": \\\"applied\\\"\" /var/lib/printbox/provision-state.json; do sleep 0.5; done'" >/dev/null; then
+  t_applied=$(awk -v a="$t_plug" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+  pass "late boot partition: printbox.toml applied ${t_applied}s after the disk was plugged"
+else fail "late boot partition: printbox.toml applied within 180s of the plug"; fi
+check "late boot partition: boot-firmware.mount active" vm systemctl is-active --quiet boot-firmware.mount
+record=$(vm cat /var/lib/printbox/provision-state.json | tr -d '\r') || true
+check "late boot partition: the state record says applied at ..." grep -q '"message": "printbox.toml applied at 20' <<<"$record"
+check "late boot partition: the setup code is gone" vm "test ! -e /run/printbox-setup/code -a ! -e /var/lib/printbox/setup-code"
+agent_pid2=$(vm systemctl show -p MainPID --value printbox-agent.service | tr -d '\r\n') || true
+check "late boot partition: the same agent process serves (MainPID $agent_pid -> $agent_pid2)" test -n "$agent_pid" -a "$agent_pid" = "$agent_pid2"
+login=$(api -D - -o /dev/null -H 'Content-Type: application/json' \
+  -d "{\"username\":\"late\",\"password\":\"$late_password\"}" "https://127.0.0.1:$https_port/api/v1/auth/login" | tr -d '\r') || true
+cookie=$(sed -n 's/^[Ss]et-[Cc]ookie: \(pm_agent_session=[^;]*\);.*/\1/p' <<<"$login")
+check "late boot partition: the running agent signs in the provisioned account" test -n "$cookie"
+settings=$(api -H "Cookie: $cookie" -H 'Accept: application/json' "https://127.0.0.1:$https_port/settings") || true
+check "late boot partition: the running agent uses the provisioned polling interval" grep -q '"interval_minutes":25' <<<"$settings"
+check "late boot partition: GET /settings provisioning says applied" \
+  grep -q '"provisioning":{"state":"applied","message":"printbox.toml applied at 20' <<<"$settings"
+# The banner runs again after the late run (OnSuccess=): progress is the console's text.
+banner_late=""
+for _ in $(seq 1 120); do
+  if tr -d '\r' < "$serial_now" | grep -q '^Provisioning: printbox.toml applied at 20'; then banner_late=yes; break; fi
+  kill -0 "$TVM_PID" 2>/dev/null || break
+  sleep 0.5
+done
+check "late boot partition: console banner 'Provisioning: printbox.toml applied at ...'" test -n "$banner_late"
+check "late boot partition: no setup code on the console after it" \
+  bash -c 'tr -d "\r" < "$1" | awk "/^Provisioning: printbox.toml applied at/ { seen = 1 } seen && /^Setup code:/ { bad = 1 } END { exit bad }"' _ "$serial_now"
+t_node=$(unit_time printbox-provision.service)
+# The same file again: the ExecCondition check answers without Node.
+vm "systemctl start printbox-provision.service" >/dev/null 2>&1 || true
+record=$(vm cat /var/lib/printbox/provision-state.json | tr -d '\r') || true
+check "same file again: the state record says unchanged since it was applied" grep -q '"message": "printbox.toml unchanged since 20' <<<"$record"
+check "same file again: checked without starting Node" \
+  vm "journalctl -b -u printbox-provision.service -o cat --no-pager | grep -q 'checked without starting Node'"
+t_skip=$(unit_time printbox-provision.service)
+echo "       provisioning unit: ${t_node} with Node (the late file applied), ${t_skip} when unchanged (no Node)"
+stage_end "boot partition missing, then appearing while the agent serves"
+vm "systemctl poweroff" >/dev/null 2>&1 || true
+sleep 2; poweroff_hard
 
 total=$(( $(date +%s) - t_start ))
-echo "boot-to-ready: first boot ${t_first}s, reboot ${t_reboot}s, after power cut ${t_cut}s (TCG, 2 vCPU); boot test ${total}s"
+echo "boot-to-ready: first boot ${t_first:-?}s, reboot ${t_reboot:-?}s, after power cut ${t_cut:-?}s, first boot without a boot partition ${t_nopart:-?}s (TCG, 2 vCPU); boot test ${total}s"
 if [ "$failures" -gt 0 ]; then echo "boot test: $failures check(s) failed"; exit 1; fi
 echo "boot test: all checks passed"

@@ -12,6 +12,9 @@
 #                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT); the files named in
 #                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy
 #   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID, TVM_T0
+#                                   (TVM_BOOT_DISK_LATE=1: without the boot disk, and with a PCIe
+#                                   port it can be plugged into later)
+#   tvm_attach_boot_disk            plugs the boot disk into the running VM (QEMU's monitor)
 #   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
 #   tvm_https_ok                    GET /api/version over HTTPS answers 200
 #   tvm_wait_https LIMIT_S          prints seconds from power-on to the first 200, fails after LIMIT_S
@@ -55,6 +58,8 @@ tvm_prepare() {
   TVM_BOOT_DISK=$TVM_DIR/boot.img
   TVM_SOCK=$TVM_DIR/console.sock
   local parts=$TVM_DIR/parts
+  # Again in the same DIR: a fresh copy (a first boot again).
+  rm -f "$TVM_DISK" "$TVM_BOOT_DISK"
   rm -rf "$parts" && mkdir -p "$parts/input" "$parts/tmp" "$parts/empty"
   cp --sparse=always "$TVM_OUT/rootfs.img" "$parts/input/rootfs.img"
   cp "$TVM_OUT/parts/esp.vfat" "$TVM_OUT/parts/data.ext4" "$parts/input/"
@@ -91,13 +96,16 @@ UNIT
 
 tvm_boot() {
   rm -f "$TVM_SOCK"
+  local boot_disk=(-drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe")
+  # A card that shows up late: an empty hot-plug port now, the disk through tvm_attach_boot_disk.
+  [ "${TVM_BOOT_DISK_LATE:-}" != 1 ] || boot_disk=(-device pcie-root-port,id=cardport,bus=pcie.0,chassis=1)
   TVM_T0=$(date +%s.%N)
   qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp 2 -m 1024 \
     -display none -no-user-config -nodefaults \
     -drive "if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd" \
     -drive "if=pflash,format=raw,file=$TVM_DIR/ovmf-vars.fd" \
     -drive "file=$TVM_DISK,format=raw,if=virtio,cache=unsafe,discard=unmap" \
-    -drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe" \
+    "${boot_disk[@]}" \
     -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$TVM_HTTPS_PORT-:8443,hostfwd=tcp:127.0.0.1:$TVM_HTTP_PORT-:8080$TVM_NETDEV_EXTRA" \
     -device "virtio-net-pci,netdev=n0,mac=$TVM_MAC" \
     -serial "file:$TVM_DIR/serial-$1.log" \
@@ -134,6 +142,40 @@ time.sleep(0.5)
 PY
     since=$SECONDS
   done
+}
+
+# HMP commands on QEMU's monitor; prints the replies, fails when one names an error.
+tvm_monitor() {
+  python3 - "$TVM_DIR/monitor.sock" "$@" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.settimeout(20)
+def reply():
+    buf = b''
+    try:
+        while not buf.rstrip().endswith(b'(qemu)'):
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            buf += chunk
+    except socket.timeout:
+        pass
+    return buf.decode(errors='replace')
+reply()
+bad = False
+for cmd in sys.argv[2:]:
+    s.sendall(cmd.encode() + b'\n')
+    out = reply()
+    print(out)
+    bad = bad or 'rror' in out
+sys.exit(1 if bad else 0)
+PY
+}
+
+tvm_attach_boot_disk() {
+  tvm_monitor "drive_add 0 if=none,id=pboxboot,file=$TVM_BOOT_DISK,format=raw,cache=unsafe" \
+    "device_add virtio-blk-pci,drive=pboxboot,id=pboxbootdev,bus=cardport"
 }
 
 tvm_poweroff_hard() { [ -z "$TVM_PID" ] || { kill -9 "$TVM_PID" 2>/dev/null || true; wait "$TVM_PID" 2>/dev/null || true; }; TVM_PID=""; }

@@ -6,9 +6,12 @@
 //   --boot DIR   the boot partition (default /boot/firmware)
 //   --etc DIR    where system files go (default /etc)
 //   --run DIR    where the console banner finds the setup code (default /run/printbox-setup)
+// What happened goes to <data_dir>/provision-state.json (provision/state.ts: GET /settings, the
+// check that skips this command when the file is unchanged) and one line to <run>/provisioning
+// (the console banner).
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
 import { AccountStore } from '../store/accounts.js';
@@ -20,6 +23,7 @@ import { hashPassword } from '../auth/passwords.js';
 import { ensureSetupCode } from '../auth/setup-code.js';
 import { parseProvision, withoutPassword, ProvisionError, type Provision } from '../provision/file.js';
 import { writeSystemFiles } from '../provision/system-files.js';
+import { provisionMessage, readProvisionState, writeProvisionState, type ProvisionState } from '../provision/state.js';
 
 const APPLIED_KEY = 'provisioned_file_sha256';
 
@@ -33,6 +37,15 @@ function option(args: string[], name: string, fallback: string): string {
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const say = (msg: string) => process.stdout.write(`printbox-provision: ${msg}\n`);
 
+/** A mounted file system: the directory's device differs from its parent's (as mountpoint(1)). */
+function isMountPoint(dir: string): boolean {
+  try {
+    return statSync(dir).dev !== statSync(dirname(dir)).dev;
+  } catch {
+    return false;
+  }
+}
+
 export async function run(args: string[], configPath: string | undefined): Promise<number> {
   const boot = option(args, '--boot', '/boot/firmware');
   const etc = option(args, '--etc', '/etc');
@@ -41,13 +54,23 @@ export async function run(args: string[], configPath: string | undefined): Promi
   const file = join(boot, 'printbox.toml');
   const errorFile = join(boot, 'printbox-toml.error');
 
-  if (existsSync(file)) {
+  // The appliance's /boot/firmware exists in the root file system too: only a mount is the
+  // partition. A directory named with --boot (tests, other layouts) stands for a mounted one.
+  const bootPresent = args.includes('--boot') ? existsSync(boot) : isMountPoint(boot);
+  const now = new Date().toISOString();
+  const previous = asDataDirOwner(config.data_dir, () => readProvisionState(config.data_dir));
+  let state: Omit<ProvisionState, 'message'> = { state: bootPresent ? 'no-file' : 'no-boot-partition', checked_at: now };
+  let reason: string | undefined;
+
+  if (bootPresent && existsSync(file)) {
     const text = readFileSync(file, 'utf8');
     const db = asDataDirOwner(config.data_dir, () => openDatabase(databasePath(config)));
     try {
       const applied = db.prepare('SELECT value FROM settings WHERE key = ?').get(APPLIED_KEY) as { value: string } | undefined;
       if (applied?.value === sha256(text)) {
         say('printbox.toml unchanged since it was applied');
+        const since = previous?.sha256 === applied.value ? previous.applied_at : undefined;
+        state = { state: 'unchanged', checked_at: now, applied_at: since, sha256: applied.value };
       } else {
         const settings = new SettingsStore(db, settingsDefaults(config));
         let p: Provision | undefined;
@@ -55,16 +78,24 @@ export async function run(args: string[], configPath: string | undefined): Promi
           p = parseProvision(text, settings.get());
         } catch (err) {
           if (!(err instanceof ProvisionError)) throw err;
-          const reason = `printbox.toml not applied: ${err.message}`;
-          process.stderr.write(`printbox-provision: ${reason}\n`);
-          writeFileAtomic(errorFile, reason + '\n', 0o644);
+          reason = err.message;
+          process.stderr.write(`printbox-provision: printbox.toml not applied: ${reason}\n`);
+          writeFileAtomic(errorFile, `printbox.toml not applied: ${reason}\n`, 0o644);
+          state = { state: 'refused', checked_at: now, sha256: sha256(text) };
         }
-        if (p) await apply(p, text, { db, settings, file, errorFile, etc, dataDir: config.data_dir });
+        if (p) {
+          const kept = await apply(p, text, { db, settings, file, errorFile, etc, dataDir: config.data_dir });
+          state = { state: 'applied', checked_at: now, applied_at: now, sha256: kept };
+        }
       }
     } finally {
       db.close();
     }
   }
+  if (!bootPresent) say(`no boot partition at ${boot}`);
+  const record: ProvisionState = { ...state, message: provisionMessage(state, reason) };
+  // Last, after the database: the agent reloads its settings when this file changes.
+  asDataDirOwner(config.data_dir, () => writeProvisionState(config.data_dir, record));
 
   // The setup code: shown while no account exists, gone with the first one.
   const code = asDataDirOwner(config.data_dir, () => {
@@ -77,10 +108,11 @@ export async function run(args: string[], configPath: string | undefined): Promi
   });
   const codeFile = join(runDir, 'code');
   const setupTxt = join(boot, 'printbox-setup.txt');
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  writeFileAtomic(join(runDir, 'provisioning'), record.message + '\n', 0o600);
   if (code) {
-    mkdirSync(runDir, { recursive: true, mode: 0o700 });
     writeFileAtomic(codeFile, code + '\n', 0o600);
-    if (existsSync(boot)) {
+    if (bootPresent) {
       writeFileAtomic(
         setupTxt,
         `PrintBox setup code: ${code}\r\n\r\nOpen https://<box name>.local:8443/ (the name and address are on the box's screen),\r\n` +
@@ -91,7 +123,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
     say('no account yet: the setup code is on the console and in printbox-setup.txt');
   } else {
     rmSync(codeFile, { force: true });
-    rmSync(setupTxt, { force: true });
+    if (bootPresent) rmSync(setupTxt, { force: true });
   }
   return 0;
 }
@@ -100,7 +132,7 @@ async function apply(
   p: Provision,
   text: string,
   to: { db: ReturnType<typeof openDatabase>; settings: SettingsStore; file: string; errorFile: string; etc: string; dataDir: string },
-): Promise<void> {
+): Promise<string> {
   const hash = p.admin && (await hashPassword(p.admin.password));
   const kept = p.admin ? withoutPassword(text) : text;
   // Database first, in one transaction: the account, the settings, and which file was applied.
@@ -118,4 +150,5 @@ async function apply(
   if (kept !== text) writeFileAtomic(to.file, kept, 0o644);
   rmSync(to.errorFile, { force: true });
   say(`printbox.toml applied${p.admin ? ` (account ${p.admin.user}; password line removed)` : ''}`);
+  return sha256(kept);
 }

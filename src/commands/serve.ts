@@ -33,6 +33,7 @@ import { UsbPrinters } from '../usb/service.js';
 import { UpdateService } from '../update/service.js';
 import { Rauc } from '../update/rauc.js';
 import { urlSource } from '../update/source.js';
+import { readProvisionState, watchProvisionState } from '../provision/state.js';
 import { join } from 'node:path';
 
 /** SIGTERM -> exit: the longest the shutdown waits for work to end (see shutdown in run()). */
@@ -140,6 +141,12 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   serverLink.updates = updates;
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
   const stopWatchdog = startWatchdog(log);
+  // Provisioning may run while the agent serves (a boot partition that appeared late): the
+  // account is read from the database at each request; the settings it stored are read again here.
+  const stopProvisionWatch = watchProvisionState(config.data_dir, () => {
+    const changed = settings.reload();
+    log.info({ provisioning: readProvisionState(config.data_dir)?.message, settings_changed: changed }, 'provisioning ran');
+  });
   const rollupSchedule = startRollupSchedule(db, log);
   rollups.makeRoom = () => rollupSchedule.makeRoom();
   storage.start();
@@ -170,6 +177,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     notifyStopping(log);
     stopWatch();
     stopWatchdog();
+    stopProvisionWatch();
     stopDiscovery();
     storage.stop();
     const parts: [string, () => Promise<void>][] = [

@@ -235,6 +235,7 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
   const next = structuredClone(current) as unknown as Record<string, Record<string, unknown>>;
   for (const [section, values] of Object.entries(patch)) {
     if (section === 'storage') continue; // GET shows the data file system's state; it is not a setting
+    if (section === 'provisioning') continue; // GET shows what printbox.toml did (provision/state.ts); read-only
     // Own properties only: `toString` or `hasOwnProperty` is an unknown setting, not a function to call.
     const rules = ownValue(RULES, section);
     if (!rules) throw new SettingsError(`unknown setting ${section}`);

@@ -9,23 +9,45 @@ export class SettingsStore {
   private current: Settings;
   private readonly listeners = new Set<(s: Settings) => void>();
   private readonly save;
+  private readonly load;
+  private readonly base: Settings;
 
-  constructor(db: DB, defaults: SettingsDefaults, onBadStored?: (msg: string) => void) {
+  constructor(db: DB, defaults: SettingsDefaults, private readonly onBadStored?: (msg: string) => void) {
     this.save = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
-    const base = defaultSettings(defaults);
-    const row = db.prepare('SELECT value FROM settings WHERE key = ?').get(KEY) as { value: string } | undefined;
-    this.current = base;
+    this.load = db.prepare('SELECT value FROM settings WHERE key = ?');
+    this.base = defaultSettings(defaults);
+    this.current = this.stored();
+  }
+
+  private stored(): Settings {
+    const onBadStored = this.onBadStored;
+    const base = this.base;
+    const row = this.load.get(KEY) as { value: string } | undefined;
+    let current = base;
     if (row) {
       try {
         const { known, unknown } = knownSettingsOnly(JSON.parse(row.value));
         if (unknown.length) onBadStored?.(`stored settings this agent does not know, ignored: ${unknown.join(', ')}`);
-        this.current = mergeSettings(base, known);
+        current = mergeSettings(base, known);
       } catch (err) {
         // Stored by an older or newer agent with a field this one rejects: keep the defaults,
         // say so, and leave the stored row alone until someone saves.
         onBadStored?.((err as Error).message);
       }
     }
+    return current;
+  }
+
+  /**
+   * Reads the stored document again, after another process wrote it (provisioning from a boot
+   * partition that appeared while the agent runs); listeners hear it when anything changed.
+   */
+  reload(): boolean {
+    const next = this.stored();
+    if (JSON.stringify(next) === JSON.stringify(this.current)) return false;
+    this.current = next;
+    for (const l of this.listeners) l(next);
+    return true;
   }
 
   get(): Settings {

@@ -5,17 +5,21 @@ import type { AgentContext } from '../context.js';
 import { readJsonBody } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { publicSettings, SettingsError, type Settings } from '../../settings/settings.js';
+import { readProvisionState } from '../../provision/state.js';
 
 export function register(app: App, ctx: AgentContext): void {
   const { settings } = ctx;
   // The settings without secrets, the server link's state beside its URL and the data file
-  // system's state (both read-only).
+  // system's state, and what the last provisioning run did with printbox.toml (all read-only).
   const shown = (s: Settings) => {
     const out = publicSettings(s);
+    const provisioning = readProvisionState(ctx.config.data_dir);
     return {
       ...out,
       ...(ctx.serverLink ? { server: { ...out.server, link: ctx.serverLink.status() } } : {}),
       ...(ctx.storage ? { storage: ctx.storage.status() } : {}),
+      // No file hash: it says nothing to a person and nothing is gained by showing it.
+      provisioning: provisioning ? { state: provisioning.state, message: provisioning.message, checked_at: provisioning.checked_at, applied_at: provisioning.applied_at ?? null } : null,
     };
   };
 

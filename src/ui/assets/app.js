@@ -852,6 +852,12 @@
     }
     drawStorage(s.storage);
 
+    // What provisioning did with printbox.toml on the boot partition (read-only, as on the console).
+    const provisioning = h('section', { id: 'provisioning-state' }, h('h2', { text: 'Provisioning' }),
+      s.provisioning
+        ? h('p', {}, h('span', { class: 'badge' + (s.provisioning.state === 'refused' ? ' bad' : s.provisioning.state === 'applied' || s.provisioning.state === 'unchanged' ? ' ok' : ''), text: s.provisioning.state }), ' ', s.provisioning.message, h('span', { class: 'muted', text: ' (checked ' + new Date(s.provisioning.checked_at).toLocaleString() + ')' }))
+        : h('p', { class: 'muted', text: 'Provisioning has not run on this box.' }));
+
     // Account (password mode): the agent says when there is no signed-in user.
     const cur = inp('password', '', { autocomplete: 'current-password' });
     const next = inp('password', '', { autocomplete: 'new-password', minlength: 8 });
@@ -930,7 +936,7 @@
     const updates = h('section', { id: 'updates' }, updSource.firstChild, updState, h('p', {}, checkBtn, ' ', installBtn), updMsg);
     void refreshUpdate();
 
-    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, h('section', {}, account), updates, backup);
+    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, provisioning, h('section', {}, account), updates, backup);
     cleanup.push(onEvent((name, data) => {
       if (name === 'server_status') drawLink(data);
       if (name === 'storage_status') drawStorage(data);
