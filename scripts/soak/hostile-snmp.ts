@@ -26,8 +26,12 @@ export const SOAK_PRINTERS = [
 /** Hostile responders on .11-.42; .50-.59 stay silent. */
 const HOSTILE = Array.from({ length: 32 }, (_, i) => `${NET}.${11 + i}`);
 const LAST = 59;
-/** Short, so that a scan's silent and hostile hosts cost little; ample for loopback. */
-const TIMEOUT_MS = 800;
+/**
+ * Short, so that a scan's silent and hostile hosts cost little, yet not so short that a printer's
+ * answer on a loaded machine is taken for silence (800 ms lost walks in CI beside a VM and the Pi
+ * card's build).
+ */
+const TIMEOUT_MS = 2000;
 /** The clean scan also warms snmpsim up (it indexes a recording at its first request). */
 const CLEAN_TIMEOUT_MS = 5000;
 /**
