@@ -8,6 +8,8 @@ import { StorageGuard } from '../store/storage-guard.js';
 import { ensureReserve } from '../store/reserve-file.js';
 import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
+import { AlertStore } from '../store/alerts.js';
+import { AlertService } from '../alerts/service.js';
 import { SessionStore } from '../auth/sessions.js';
 import { createHandler } from '../api/app.js';
 import { RequestFacts } from '../auth/request-facts.js';
@@ -103,9 +105,11 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     ),
   );
   void dummyHash(); // made now, so the first unknown name costs no more than later ones
+  const alerts = new AlertStore(db);
+  const alertService = new AlertService({ alerts, devices, metrics, events, settings, log, now });
   const ctx: AgentContext = {
     config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, hashQueue, deviceCookies, events, settings, discovery,
-    storage, now,
+    storage, now, alerts, alertService,
   };
   try {
     if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {
@@ -150,6 +154,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const rollupSchedule = startRollupSchedule(db, log);
   rollups.makeRoom = () => rollupSchedule.makeRoom();
   storage.start();
+  alertService.start();
   const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
@@ -179,6 +184,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopWatchdog();
     stopProvisionWatch();
     stopDiscovery();
+    alertService.stop();
     storage.stop();
     const parts: [string, () => Promise<void>][] = [
       ['http listeners', () => listeners.close()],
