@@ -58,6 +58,7 @@ export class AlertService {
   private flush: NodeJS.Immediate | undefined;
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
+  private startCheck: NodeJS.Immediate | undefined;
 
   constructor(private readonly deps: AlertServiceDeps) {}
 
@@ -76,6 +77,8 @@ export class AlertService {
     });
     this.timer = setInterval(() => this.checkSilence(), this.deps.offlineCheckMs ?? 60_000);
     this.timer.unref();
+    // At start too: a printer that went silent while the box was off is said at once.
+    this.startCheck = setImmediate(() => this.checkSilence());
     // A rule changed: judged again at once (a rule turned off clears its alerts).
     this.deps.settings.onChange(() => {
       for (const s of this.deps.alerts.serialsWithOpenAlerts()) this.afterReading(s);
@@ -85,6 +88,7 @@ export class AlertService {
   stop(): void {
     this.unsubscribe?.();
     if (this.flush) clearImmediate(this.flush);
+    if (this.startCheck) clearImmediate(this.startCheck);
     if (this.timer) clearInterval(this.timer);
   }
 
@@ -102,13 +106,16 @@ export class AlertService {
   /** Judges only silence, for every saved printer (the timer). */
   checkSilence(): void {
     const open = new Set(this.deps.alerts.serialsWithOpenAlerts());
+    let saved: { serial: string; last_seen: number }[] = [];
     try {
-      for (const d of this.deps.devices.eachSaved(['serial'] as const)) {
-        open.delete(d.serial);
-        this.guarded(d.serial, () => ({ last_seen: d.last_seen }));
-      }
+      // Read whole before any write: better-sqlite3 refuses a write while a statement iterates.
+      saved = [...this.deps.devices.eachSaved(['serial'] as const)];
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'alerts: reading the saved printers failed');
+    }
+    for (const d of saved) {
+      open.delete(d.serial);
+      this.guarded(d.serial, () => ({ last_seen: d.last_seen }));
     }
     for (const s of open) this.afterReading(s); // alerts of printers no longer saved
   }
