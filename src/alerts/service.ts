@@ -77,8 +77,10 @@ export class AlertService {
     });
     this.timer = setInterval(() => this.checkSilence(), this.deps.offlineCheckMs ?? 60_000);
     this.timer.unref();
-    // At start too: a printer that went silent while the box was off is said at once.
-    this.startCheck = setImmediate(() => this.checkSilence());
+    // At start, every saved printer is judged against what the store holds: one that went silent
+    // while the box was off, or rules changed by provisioning, are said at once. One printer a
+    // turn, so that a large fleet's forecasts do not hold the event loop.
+    this.startCheck = setImmediate(() => this.judgeAllSaved());
     // A rule changed: judged again at once (a rule turned off clears its alerts).
     this.deps.settings.onChange(() => {
       for (const s of this.deps.alerts.serialsWithOpenAlerts()) this.afterReading(s);
@@ -101,6 +103,22 @@ export class AlertService {
       if (!d || !d.is_saved) return this.clearAll(serial);
       return this.factsOf(d);
     });
+  }
+
+  private judgeAllSaved(): void {
+    let serials: string[] = [];
+    try {
+      serials = [...this.deps.devices.eachSaved(['serial'] as const)].map((d) => d.serial);
+    } catch (err) {
+      this.deps.log.warn({ err: (err as Error).message }, 'alerts: reading the saved printers failed');
+    }
+    const next = () => {
+      const serial = serials.shift();
+      if (serial === undefined) return void (this.startCheck = undefined);
+      this.afterReading(serial);
+      this.startCheck = setImmediate(next);
+    };
+    next();
   }
 
   /** Judges only silence, for every saved printer (the timer). */
