@@ -59,6 +59,7 @@ export class AlertService {
   private timer: NodeJS.Timeout | undefined;
   private unsubscribe: (() => void) | undefined;
   private startCheck: NodeJS.Immediate | undefined;
+  private stopSettings: (() => void) | undefined;
 
   constructor(private readonly deps: AlertServiceDeps) {}
 
@@ -81,14 +82,13 @@ export class AlertService {
     // while the box was off, or rules changed by provisioning, are said at once. One printer a
     // turn, so that a large fleet's forecasts do not hold the event loop.
     this.startCheck = setImmediate(() => this.judgeAllSaved());
-    // A rule changed: judged again at once (a rule turned off clears its alerts).
-    this.deps.settings.onChange(() => {
-      for (const s of this.deps.alerts.serialsWithOpenAlerts()) this.afterReading(s);
-    });
+    // A rule changed: every printer judged again at once (a rule turned off clears its alerts).
+    this.stopSettings = this.deps.settings.onChange(() => this.judgeAllSaved());
   }
 
   stop(): void {
     this.unsubscribe?.();
+    this.stopSettings?.();
     if (this.flush) clearImmediate(this.flush);
     if (this.startCheck) clearImmediate(this.startCheck);
     if (this.timer) clearInterval(this.timer);
@@ -105,10 +105,12 @@ export class AlertService {
     });
   }
 
+  /** Every saved printer, and every printer with an open alert, judged one a turn. */
   private judgeAllSaved(): void {
+    if (this.startCheck) clearImmediate(this.startCheck);
     let serials: string[] = [];
     try {
-      serials = [...this.deps.devices.eachSaved(['serial'] as const)].map((d) => d.serial);
+      serials = [...new Set([...[...this.deps.devices.eachSaved(['serial'] as const)].map((d) => d.serial), ...this.deps.alerts.serialsWithOpenAlerts()])];
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'alerts: reading the saved printers failed');
     }

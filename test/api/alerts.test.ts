@@ -174,7 +174,7 @@ test('the level 5 points above the threshold and the jam cleared: both alerts cl
   assert.equal((await alerts('?all=true&limit=1')).length, 1);
 });
 
-test('low again: a new alert opens; turning the rule off clears it', async () => {
+test('low again: a new alert opens; turning the rule off clears it, turning it on opens one at once', async () => {
   const before = ofPrinter(await alerts('?all=true')).map((a) => a.id);
   serve(5);
   await poll();
@@ -182,4 +182,9 @@ test('low again: a new alert opens; turning the rule off clears it', async () =>
   assert.ok(!before.includes(low.id));
   expectJson(await post('/settings', { alerts: { supply_below_percent: 0 } }));
   await waitFor('cleared by the rule turned off', async () => (ofPrinter(await alerts()).length === 0 ? true : undefined));
+  // Turned on again, it is judged at once against the stored reading (5%), without a poll.
+  expectJson(await post('/settings', { alerts: { supply_below_percent: 15 } }));
+  const again = await waitFor('opened by the rule turned on', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
+  assert.notEqual(again.id, low.id);
+  assert.match(again.message, /^black at 5% /);
 });
