@@ -16,6 +16,8 @@ import type { DiscoveryService } from '../discovery/service.js';
 import type { LinkStatus } from '../server/status.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { UpdateService } from '../update/service.js';
+import type { AlertStore } from '../store/alerts.js';
+import type { AlertService } from '../alerts/service.js';
 
 export interface AgentContext {
   config: Config;
@@ -41,6 +43,8 @@ export interface AgentContext {
   storage?: StorageGuard;
   /** A/B updates (absent in tools that install nothing). */
   updates?: UpdateService;
+  alerts: AlertStore;
+  alertService: AlertService;
   /** Clock for the API (tests of tier windows run against real time). */
   now(): number;
 }

@@ -8,6 +8,8 @@ import { StorageGuard } from '../store/storage-guard.js';
 import { ensureReserve } from '../store/reserve-file.js';
 import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
+import { AlertStore } from '../store/alerts.js';
+import { AlertService, alertJson } from '../alerts/service.js';
 import { SessionStore } from '../auth/sessions.js';
 import { createHandler } from '../api/app.js';
 import { RequestFacts } from '../auth/request-facts.js';
@@ -35,6 +37,9 @@ import { Rauc } from '../update/rauc.js';
 import { urlSource } from '../update/source.js';
 import { readProvisionState, watchProvisionState } from '../provision/state.js';
 import { join } from 'node:path';
+
+/** Open alerts a heartbeat carries at most (newest first); `alerts_open` says how many there are. */
+const HEARTBEAT_ALERTS = 50;
 
 /** SIGTERM -> exit: the longest the shutdown waits for work to end (see shutdown in run()). */
 const SHUTDOWN_DEADLINE_MS = 4500;
@@ -103,9 +108,11 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     ),
   );
   void dummyHash(); // made now, so the first unknown name costs no more than later ones
+  const alerts = new AlertStore(db);
+  const alertService = new AlertService({ alerts, devices, metrics, events, settings, log, now });
   const ctx: AgentContext = {
     config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, hashQueue, deviceCookies, events, settings, discovery,
-    storage, now,
+    storage, now, alerts, alertService,
   };
   try {
     if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {
@@ -124,6 +131,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const serverLink = new ServerLink({
     db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
+    openAlerts: () => ({ alerts: alerts.list(false, HEARTBEAT_ALERTS).map(alertJson), open: alerts.counts().open }),
   });
   ctx.serverLink = serverLink;
   const maxBundleBytes = config.update.max_bundle_mb * 1024 * 1024;
@@ -150,6 +158,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const rollupSchedule = startRollupSchedule(db, log);
   rollups.makeRoom = () => rollupSchedule.makeRoom();
   storage.start();
+  alertService.start();
   const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
@@ -179,6 +188,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopWatchdog();
     stopProvisionWatch();
     stopDiscovery();
+    alertService.stop();
     storage.stop();
     const parts: [string, () => Promise<void>][] = [
       ['http listeners', () => listeners.close()],

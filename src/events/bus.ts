@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { LinkStatus } from '../server/status.js';
 import type { StorageStatus } from '../store/storage-guard.js';
 import type { UpdateProgress } from '../update/service.js';
+import type { AlertJson } from '../alerts/service.js';
 
 export interface DiscoveryUpdate {
   scan_id: number;
@@ -22,6 +23,8 @@ export interface AgentEvents {
   storage_status: StorageStatus;
   update_progress: UpdateProgress;
   job_progress: JobProgress;
+  /** An alert opened, cleared or acknowledged (alerts/service.ts). */
+  alert: AlertJson & { change: 'opened' | 'cleared' | 'acknowledged' };
 }
 
 /**

@@ -51,6 +51,8 @@ export interface LinkOptions {
   uploadBatchSize?: number;
   uploadIntervalMs?: number;
   heartbeatMs?: number;
+  /** Open alerts sent with each heartbeat (alerts/service.ts), newest first and bounded; the reference server ignores fields it does not know. */
+  openAlerts?: () => { alerts: unknown[]; open: number };
 }
 
 const HEARTBEAT_MS = 60_000;
@@ -345,7 +347,18 @@ export class ServerLink {
       uptime: Math.round((Date.now() - this.startedAt) / 1000),
       settings_version: this.store.get().settings_version,
       backlog: this.uploader.backlog(),
+      ...this.alertsData(),
     };
+  }
+
+  private alertsData(): Record<string, unknown> {
+    try {
+      const a = this.o.openAlerts?.();
+      return a ? { alerts: a.alerts, alerts_open: a.open } : {};
+    } catch (err) {
+      this.o.log.warn({ err: (err as Error).message }, 'open alerts not read for the heartbeat');
+      return {};
+    }
   }
 
   private sendWsHeartbeat(): void {

@@ -4,6 +4,7 @@
 import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
 import type { LogLevel } from '../config/config.js';
 import { inheritedKeyProblem, ownValue } from '../model/inherited-keys.js';
+import { DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
 
 export interface V3Setting {
   user: string;
@@ -60,6 +61,8 @@ export interface Settings {
   update: {
     url: string;
   };
+  /** Alert rules (alerts/rules.ts): thresholds, and which printer states open an alert. */
+  alerts: AlertRules;
 }
 
 export interface SettingsDefaults {
@@ -111,6 +114,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     server: { url: d.server?.url ?? '', enrollment_token: d.server?.enrollment_token ?? '' },
     log: { level: d.log_level ?? 'info' },
     update: { url: d.update_url ?? '' },
+    alerts: { ...DEFAULT_ALERT_RULES },
   };
 }
 
@@ -224,6 +228,16 @@ const RULES: Record<string, Record<string, Rule>> = {
   server: { url: serverUrl, enrollment_token: secret },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
   update: { url: serverUrl },
+  alerts: {
+    supply_below_percent: int(0, 100),
+    supply_empty_within_days: int(0, 365),
+    jam: bool,
+    door_open: bool,
+    paper_out: bool,
+    service_requested: bool,
+    offline_after_minutes: int(0, 10_080),
+    counter_backwards: bool,
+  },
 };
 
 /** Applies a partial update to `current`; throws SettingsError naming the first bad field. */

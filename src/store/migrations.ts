@@ -286,6 +286,30 @@ export const migrations: Migration[] = [
       db.exec(`ALTER TABLE server_link ADD COLUMN managed_settings_version TEXT NOT NULL DEFAULT ''`);
     },
   },
+  {
+    // alerts/ (issue 36): one row per alert's life. At most one open row per (serial, kind, supply),
+    // by a partial unique index; listings read the open ones first, then history by opened_at.
+    version: 11,
+    description: 'alerts: supply, status, offline and counter alerts, open and cleared',
+    up(db) {
+      db.exec(`
+        CREATE TABLE alerts (
+          id INTEGER PRIMARY KEY,
+          serial TEXT NOT NULL,
+          kind TEXT NOT NULL,                              -- alerts/rules.ts ALERT_KINDS
+          supply TEXT NOT NULL DEFAULT '',                 -- the supply key for supply kinds, else ''
+          severity TEXT NOT NULL,                          -- critical | warning
+          message TEXT NOT NULL,
+          opened_at INTEGER NOT NULL,                      -- epoch ms
+          cleared_at INTEGER,                              -- epoch ms; NULL while open
+          acknowledged_at INTEGER                          -- epoch ms; NULL until a person acknowledges
+        );
+        CREATE UNIQUE INDEX alerts_one_open ON alerts (serial, kind, supply) WHERE cleared_at IS NULL;
+        CREATE INDEX alerts_open_by_time ON alerts (opened_at) WHERE cleared_at IS NULL;
+        CREATE INDEX alerts_by_time ON alerts (opened_at);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -10,6 +10,7 @@
 //   Relay.refused           -> paths answered 503 here (not passed on) while they are in the set
 //   Relay.loseAnswer        -> paths whose next request goes to the server but whose answer is lost (the
 //                              connection is cut once the server has answered); each path once
+//   Relay.captured          -> paths whose request bodies are kept (as text) in their RelayedRequest
 //   Relay.close()
 import https from 'node:https';
 import { readFileSync } from 'node:fs';
@@ -26,6 +27,8 @@ export interface RelayedRequest {
   status: number;
   /** The server answered but the relay cut the connection instead of passing the answer on. */
   lost?: boolean;
+  /** The request's body, for paths in Relay.captured. */
+  body?: string;
   at: number;
 }
 
@@ -34,6 +37,7 @@ export interface Relay {
   requests: RelayedRequest[];
   refused: Set<string>;
   loseAnswer: Set<string>;
+  captured: Set<string>;
   close(): Promise<void>;
 }
 
@@ -43,6 +47,7 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
   const requests: RelayedRequest[] = [];
   const refused = new Set<string>();
   const loseAnswer = new Set<string>();
+  const captured = new Set<string>();
   const note = (method: string, url: string | undefined): RelayedRequest => {
     const r = { method, path: (url ?? '').split('?')[0], status: 0, at: Date.now() };
     requests.push(r);
@@ -72,6 +77,11 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
         up.pipe(res);
       });
       out.on('error', () => res.destroy());
+      if (captured.has(seen.path)) {
+        const chunks: Buffer[] = [];
+        req.on('data', (c: Buffer) => chunks.push(c));
+        req.on('end', () => (seen.body = Buffer.concat(chunks).toString('utf8')));
+      }
       req.pipe(out);
     },
   );
@@ -87,6 +97,7 @@ export async function startRelay(pm: PmServer): Promise<Relay> {
     requests,
     refused,
     loseAnswer,
+    captured,
     close: () =>
       new Promise<void>((ok) => {
         server.closeAllConnections();

@@ -17,6 +17,8 @@ const why = printmasterUnavailable();
 const HEARTBEAT = '/api/v1/agents/heartbeat';
 const METRICS = '/api/v1/metrics/batch';
 const LOST = ['LOST-1', 'LOST-2'];
+/** A saved printer silent for two hours: an offline alert from the agent's start (issue 36). */
+const SILENT = 'SILENT-HB-1';
 
 describe('through a relay: registration, HTTP heartbeats with the WebSocket down, a lost answer', { skip: why ?? false }, () => {
   let pm: PmServer;
@@ -27,11 +29,15 @@ describe('through a relay: registration, HTTP heartbeats with the WebSocket down
     pm = await startPrintmaster();
     relay = await startRelay(pm);
     relay.refused.add(HEARTBEAT);
+    relay.captured.add(HEARTBEAT);
     agent = await startAgent({
       serverUrl: relay.url,
       server: { enrollment_token: pm.token, ca_file: pm.caFile },
       // Devices for the last test: on the server before any of their readings (it refuses a reading of a device it lacks).
-      seed: ndjson(LOST.map((serial, k) => device(serial, { ip: `127.0.6.${50 + k}` }))),
+      seed: ndjson([
+        ...LOST.map((serial, k) => device(serial, { ip: `127.0.6.${50 + k}` })),
+        device(SILENT, { ip: '127.0.6.60', is_saved: true, last_seen: Date.now() - 2 * 60 * MINUTE }),
+      ]),
     });
   });
   after(async () => {
@@ -100,11 +106,30 @@ describe('through a relay: registration, HTTP heartbeats with the WebSocket down
     assert.equal(link.last_error, undefined);
   });
 
+  test('the heartbeat carries the open alerts, and the server takes it (it ignores fields it does not know)', async () => {
+    const n = heartbeats().length;
+    await agent.restart();
+    const hb = await until('a heartbeat with the offline alert', async () =>
+      heartbeats().slice(n).find((h) => h.body && (JSON.parse(h.body) as Json).alerts_open));
+    assert.ok(hb.status >= 200 && hb.status < 300, `heartbeat answered ${hb.status}`);
+    const body = JSON.parse(hb.body!) as { alerts: Json[]; alerts_open: number };
+    assert.equal(body.alerts_open, 1);
+    assert.equal(body.alerts.length, 1);
+    assert.deepEqual({ serial: body.alerts[0].serial, kind: body.alerts[0].kind, severity: body.alerts[0].severity, cleared_at: body.alerts[0].cleared_at },
+      { serial: SILENT, kind: 'offline', severity: 'critical', cleared_at: null });
+    const link = await until('acknowledged', async () => {
+      const l = await linkOf(agent);
+      return l.last_heartbeat_at ? l : undefined;
+    });
+    assert.equal(link.last_error, undefined);
+  });
+
   test('an answer lost on the way back: the batch is sent again, and the server (which does not dedupe) holds that batch twice, nothing more', async () => {
     const now = nowSeconds();
     const rounds = [30, 20, 10].map((m) => now - m * MINUTE);
     const serials = LOST;
-    await until('the devices on the server', () => pm.query('SELECT serial FROM devices').length === LOST.length);
+    // The silent saved printer of the alerts test is a device too.
+    await until('the devices on the server', () => pm.query('SELECT serial FROM devices').length === LOST.length + 1);
     relay.loseAnswer.add(METRICS);
     const r = await importNdjson(agent.configPath, ndjson(rounds.flatMap((ts, i) => serials.map((serial) => metrics(serial, 'raw', ts, { page_count: 10 + i })))));
     assert.equal(r.code, 0, r.stderr);

@@ -1,5 +1,5 @@
 // The technician's web UI: one page, hash-routed views (#/printers, #/discovered, #/printer/<serial>,
-// #/settings, #/logs), talking to the same HTTP API a central server uses. No framework, no build:
+// #/alerts, #/settings, #/logs), talking to the same HTTP API a central server uses. No framework, no build:
 // src/ui/page.ts serves this file after uPlot (the meter charts) as /ui.js under a CSP without
 // inline script. Every piece of data reaches the page through textContent or attributes (h()),
 // never through innerHTML.
@@ -273,6 +273,7 @@
     [/^#\/printer\/(.+)$/, (m) => printerView(decodeURIComponent(m[1])), 'printer'],
     [/^#\/settings$/, () => settingsView(), 'settings'],
     [/^#\/logs$/, () => logsView(), 'logs'],
+    [/^#\/alerts$/, () => alertsView(), 'alerts'],
   ];
   function route() {
     for (const f of cleanup) f();
@@ -836,6 +837,21 @@
     // The link's state is drawn from `server_status` only: the answer to the POST can be older than
     // the event the change itself sent (the link restarts as the settings change), and would undo it.
 
+    // Alert rules (GET /api/alerts says how alerts open and clear)
+    const al = s.alerts;
+    const below = inp('number', al.supply_below_percent, { min: 0, max: 100, inputmode: 'numeric' });
+    const within = inp('number', al.supply_empty_within_days, { min: 0, max: 365, inputmode: 'numeric' });
+    const offlineAfter = inp('number', al.offline_after_minutes, { min: 0, max: 10080, inputmode: 'numeric' });
+    const jam = chk(al.jam), door = chk(al.door_open), paper = chk(al.paper_out), service = chk(al.service_requested), backwards = chk(al.counter_backwards);
+    const alertRules = settingsForm('settings-alerts', 'Alerts', [
+      field('alerts.supply_below_percent', 'A supply below (%)', below, '0 to 100; 0 turns it off. Cleared 5 points above.'),
+      field('alerts.supply_empty_within_days', 'A supply forecast empty within (days)', within, '0 to 365; 0 turns it off'),
+      field('alerts.offline_after_minutes', 'A printer not answering for (minutes)', offlineAfter, '0 to 10080; 0 turns it off'),
+      field('alerts.jam', 'Paper jam', jam), field('alerts.door_open', 'Door or cover open', door), field('alerts.paper_out', 'Out of paper', paper),
+      field('alerts.service_requested', 'Service requested', service), field('alerts.counter_backwards', 'Page counter went backwards', backwards),
+    ], () => ({ alerts: { supply_below_percent: intOf(below), supply_empty_within_days: intOf(within), offline_after_minutes: intOf(offlineAfter),
+      jam: jam.checked, door_open: door.checked, paper_out: paper.checked, service_requested: service.checked, counter_backwards: backwards.checked } }));
+
     // Log level
     const level = h('select', {}, ['debug', 'info', 'warn', 'error'].map((v) => h('option', { value: v, text: v, selected: v === s.log.level })));
     const logForm = settingsForm('settings-log', 'Logging', [field('log.level', 'Log level', level, 'Applied at once. debug is verbose.')], () => ({ log: { level: level.value } }));
@@ -936,7 +952,7 @@
     const updates = h('section', { id: 'updates' }, updSource.firstChild, updState, h('p', {}, checkBtn, ' ', installBtn), updMsg);
     void refreshUpdate();
 
-    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, server, logForm, storage, provisioning, h('section', {}, account), updates, backup);
+    view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), discovery, snmp, polling, alertRules, server, logForm, storage, provisioning, h('section', {}, account), updates, backup);
     cleanup.push(onEvent((name, data) => {
       if (name === 'server_status') drawLink(data);
       if (name === 'storage_status') drawStorage(data);
@@ -976,6 +992,57 @@
     focusHeading();
   }
 
+  // ---- Alerts (issue 36) ---------------------------------------------------------------------------
+  // The header's count: open alerts nobody has acknowledged (GET /api/alerts), again on each `alert`.
+  async function refreshAlertCount() {
+    const open = await api('/api/alerts');
+    const n = open.filter((a) => !a.acknowledged_at).length;
+    const c = $('alert-count');
+    c.hidden = n === 0;
+    c.textContent = String(n);
+    c.setAttribute('aria-label', n + ' unacknowledged alert' + (n === 1 ? '' : 's'));
+  }
+  onEvent((name) => { if (name === 'alert' || name === 'poll') scheduleAlertCount(); });
+  let alertCountTimer = null;
+  function scheduleAlertCount() { clearTimeout(alertCountTimer); alertCountTimer = setTimeout(() => refreshAlertCount().catch(() => {}), 300); }
+
+  const ALERT_WORDS = { supply_low: 'Supply low', supply_empty_soon: 'Supply empty soon', jam: 'Paper jam', door_open: 'Door open', paper_out: 'Out of paper',
+    service_requested: 'Service requested', offline: 'Not answering', counter_backwards: 'Counter went backwards' };
+  async function alertsView() {
+    setTitle('Alerts');
+    const history = h('input', { type: 'checkbox', id: 'alerts-history' });
+    const table = h('table', { id: 'alerts', class: 'cards' });
+    const msg = h('p', { class: 'error', role: 'alert' });
+    view().replaceChildren(h('section', {}, h('h2', { text: 'Alerts' }),
+      h('div', { class: 'toolbar' }, h('label', { for: 'alerts-history' }, history, ' Show cleared alerts too'), h('a', { href: '#/settings', class: 'muted', text: 'Alert rules' })), msg, table));
+    async function load() {
+      const list = await api('/api/alerts' + (history.checked ? '?all=true' : ''));
+      msg.textContent = '';
+      if (!list.length) {
+        table.replaceChildren(h('caption', { class: 'empty', text: history.checked ? 'No alerts yet.' : 'No open alerts.' }));
+      } else {
+        table.replaceChildren(h('thead', {}, h('tr', {}, ['Printer', 'Alert', 'Severity', 'Opened', 'State', ''].map((t) => h('th', { text: t })))),
+          h('tbody', {}, list.map((a) => {
+            const ack = a.cleared_at || a.acknowledged_at ? null : h('button', { type: 'button', class: 'ack', text: 'Acknowledge', 'aria-label': 'Acknowledge ' + (ALERT_WORDS[a.kind] || a.kind) + ' on ' + a.serial,
+              onclick: async (e) => { e.target.disabled = true; try { await api('/api/alerts/acknowledge', { id: a.id }); await load(); scheduleAlertCount(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; } } });
+            const state = a.cleared_at ? 'cleared ' + when(a.cleared_at) : a.acknowledged_at ? 'open, acknowledged ' + ago(a.acknowledged_at) : 'open';
+            return h('tr', { 'data-alert': a.id, 'data-kind': a.kind, 'data-state': a.cleared_at ? 'cleared' : 'open' },
+              h('td', { 'data-label': 'Printer' }, h('a', { href: '#/printer/' + encodeURIComponent(a.serial), text: a.serial })),
+              h('td', { 'data-label': 'Alert' }, h('b', { text: ALERT_WORDS[a.kind] || a.kind }), ' ', a.message),
+              h('td', { 'data-label': 'Severity' }, h('span', { class: 'badge' + (a.severity === 'critical' ? ' bad' : ''), text: a.severity })),
+              h('td', { 'data-label': 'Opened', title: when(a.opened_at), text: ago(a.opened_at) }),
+              h('td', { 'data-label': 'State', text: state }),
+              h('td', {}, ack));
+          })));
+      }
+      table.dataset.loaded = 'true';
+    }
+    history.onchange = () => load().catch((err) => { msg.textContent = err.message; });
+    cleanup.push(onEvent((name) => { if (name === 'alert' || name === 'poll') scheduleRefresh(() => load().catch(() => {})); }));
+    await load();
+    focusHeading();
+  }
+
   // ---- Start -------------------------------------------------------------------------------------
   async function start() {
     // The skip link moves focus; it must not become a route.
@@ -984,6 +1051,7 @@
     openEvents();
     window.addEventListener('hashchange', () => { navigated = true; route(); });
     route();
+    void refreshAlertCount().catch(() => {});
     const [s, v] = await Promise.all([api('/settings'), api('/api/version')]);
     showStorage(s.storage);
     $('version').textContent = 'Agent ' + v.version + ' (' + v.git_commit + ')';
