@@ -27,6 +27,7 @@ import * as printerProxyRoutes from './routes/printer-proxy.js';
 import * as devicePreviewRoutes from './routes/device-preview.js';
 import * as reportRoutes from './routes/report.js';
 import * as forecastRoutes from './routes/forecast.js';
+import * as printerListRoutes from './routes/printers.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -49,6 +50,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   devicePreviewRoutes,
   reportRoutes,
   forecastRoutes,
+  printerListRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {
