@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import Database from 'better-sqlite3';
 import { startAgent, expectJson, expectTextError, type Agent } from '../helpers/agent.js';
-import { HOUR, device, metrics, ndjson, nowSeconds, rfc3339 } from '../helpers/seed.js';
+import { DAY, HOUR, device, hourStart, metrics, ndjson, nowSeconds, rfc3339 } from '../helpers/seed.js';
 import { PRINTER_FILTERS, PrinterListStore } from '../../src/store/printer-list.js';
 
 const N = 2000;
@@ -55,11 +55,15 @@ before(async () => {
       printer_info: tonerAlert(i) ? { toner_alerts: ['cyan toner low'] } : undefined,
     }));
     // two readings: the newest is the one served
-    lines.push(metrics(serial, 'raw', NOW - 2 * HOUR, { page_count: 1000 + i, mono_pages: 900, color_pages: 100 + i, toner_levels: { black: 90 } }));
+    lines.push(metrics(serial, 'raw', NOW - 2 * HOUR, { page_count: 1000 + i, mono_pages: 900, color_pages: 100 + i, toner_levels: { black: i === 1 ? 41 : 90 } }));
     lines.push(metrics(serial, 'raw', NOW - HOUR, {
       page_count: i % 10 === 4 ? undefined : 2000 + i, mono_pages: 1500, color_pages: 500 + i,
-      toner_levels: { black: lowToner(i) ? 10 : 80, cyan: 55 },
+      toner_levels: { black: lowToner(i) ? 10 : i === 1 ? 40 : 80, cyan: 55 },
     }));
+  }
+  // PRN-00001's black falls 2 points a day for four weeks: a forecast of about 20 days.
+  for (let d = 29; d >= 8; d--) {
+    lines.push(metrics(serialOf(1), 'hourly', hourStart(NOW - d * DAY), { page_count: 10 * (30 - d), toner_levels: { black: 100 - (29 - d) * 2, cyan: 55 } }));
   }
   for (let i = 0; i < 20; i++) lines.push(device(`DISC-${i}`, `10.9.9.${i + 1}`, NOW, { model: 'ECOSYS M3145' }));
   agent = await startAgent({ seed: ndjson(lines) });
@@ -148,6 +152,21 @@ test('paging: the pages of a filter add up to its total, without a gap or a repe
   assert.equal(past.total, N - 40);
 });
 
+test('forecast=true: each printer with the supply that empties first, or null', async () => {
+  const p = await page('?search=PRN-0000&forecast=true&limit=5');
+  assert.equal(p.printers.length, 5);
+  const [zero, one] = p.printers;
+  assert.equal(zero.soonest_empty, null, 'two readings are not enough history');
+  const first = one.soonest_empty as { name: string; days_to_empty: number; level: number; reason: string | null };
+  assert.equal(first.name, 'black');
+  assert.equal(first.level, 40);
+  assert.ok(first.days_to_empty > 15 && first.days_to_empty < 25, JSON.stringify(first));
+  // The same as the printer's own forecast.
+  const own = expectJson(await agent.get(`/api/devices/forecast?serial=${serialOf(1)}`)) as { supplies: { name: string }[] };
+  assert.deepEqual(first, own.supplies.find((f) => f.name === 'black'));
+  assert.ok(!('soonest_empty' in (await page('?limit=1')).printers[0]), 'only when asked');
+});
+
 test('bad parameters are 400 naming the parameter; other methods 405', async () => {
   const cases: [string, string][] = [
     ['?limit=0', 'invalid limit parameter: a whole number from 1 to 1000'],
@@ -159,6 +178,9 @@ test('bad parameters are 400 naming the parameter; other methods 405', async () 
     ['?filter=visible', `invalid filter parameter: one of ${PRINTER_FILTERS.join(', ')}`],
     ['?filter=__proto__', `invalid filter parameter: one of ${PRINTER_FILTERS.join(', ')}`],
     [`?search=${'x'.repeat(201)}`, 'invalid search parameter: at most 200 characters'],
+    ['?forecast=yes', 'invalid forecast parameter: true or false'],
+    ['?forecast=true&limit=101', 'invalid limit parameter: at most 100 with forecast=true'],
+    ['?forecast=true', 'invalid limit parameter: at most 100 with forecast=true'],
   ];
   for (const [q, message] of cases) expectTextError(await agent.get(`/api/printers${q}`), 400, message);
   const post = await agent.request('/api/printers', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });

@@ -7,10 +7,17 @@ import { errorText, sendJsonBody, sendText } from '../respond.js';
 import { parseInteger, queryOf } from '../query.js';
 import { PRINTER_FILTERS, PrinterListStore, type PrinterFilter, type PrinterRow } from '../../store/printer-list.js';
 import { formatTime } from '../../model/time.js';
+import { readForecast } from '../../forecast/read.js';
+import type { SupplyForecast } from '../../forecast/supply-forecast.js';
 
 export const LIMIT_DEFAULT = 200;
 export const LIMIT_MAX = 1000;
 const SEARCH_MAX = 200;
+/**
+ * A page with forecasts is at most this long: a forecast reads 90 days of one printer's history
+ * (about 4 ms, docs/performance.md), so 200 of them hold the event loop for most of a second.
+ */
+export const FORECAST_LIMIT_MAX = 100;
 
 const json = (text: unknown) => (typeof text === 'string' ? text : 'null');
 const num = (v: unknown) => (typeof v === 'number' ? String(v) : 'null');
@@ -20,7 +27,7 @@ const num = (v: unknown) => (typeof v === 'number' ? String(v) : 'null');
  * arrays and objects the store wrote). The total meter is page_count, else mono + colour (some
  * printers report only those two), as the UI has always shown it.
  */
-function printerText(r: PrinterRow): string {
+function printerText(r: PrinterRow, soonest?: SupplyForecast | null): string {
   const mono = r.mono_pages as number | null;
   const colour = r.color_pages as number | null;
   let total = r.page_count as number | null;
@@ -33,7 +40,15 @@ function printerText(r: PrinterRow): string {
     + `,"last_seen":"${formatTime(r.seen as number)}"`
     + `,"last_reading":${r.reading_ts === null ? 'null' : `"${formatTime(r.reading_ts as number)}"`}`
     + `,"meters":{"total":${num(total)},"mono":${num(mono)},"colour":${num(colour)}}`
-    + `,"toner_levels":${json(r.toner_levels)}}`;
+    + `,"toner_levels":${json(r.toner_levels)}`
+    + (soonest === undefined ? '}' : `,"soonest_empty":${JSON.stringify(soonest)}}`);
+}
+
+/** The supply that empties first, of those with a forecast; null when none has one. */
+function soonestOf(supplies: SupplyForecast[]): SupplyForecast | null {
+  let first: SupplyForecast | null = null;
+  for (const f of supplies) if (f.days_to_empty !== null && (first === null || f.days_to_empty < first.days_to_empty!)) first = f;
+  return first;
 }
 
 /** A paging parameter: absent = `dflt`, else a whole number in [min, max], or the 400's message. */
@@ -64,6 +79,12 @@ export function register(app: App, ctx: AgentContext): void {
     if (typeof offset === 'string') return sendText(res, 400, offset);
     const limit = intParam(q, 'limit', LIMIT_DEFAULT, 1, LIMIT_MAX);
     if (typeof limit === 'string') return sendText(res, 400, limit);
+    const forecastText = q.get('forecast') ?? 'false';
+    if (forecastText !== 'true' && forecastText !== 'false') return sendText(res, 400, 'invalid forecast parameter: true or false');
+    const forecast = forecastText === 'true';
+    if (forecast && limit > FORECAST_LIMIT_MAX) {
+      return sendText(res, 400, `invalid limit parameter: at most ${FORECAST_LIMIT_MAX} with forecast=true`);
+    }
     let page;
     try {
       store ??= new PrinterListStore(ctx.db);
@@ -72,7 +93,15 @@ export function register(app: App, ctx: AgentContext): void {
       return sendText(res, 500, `failed to list printers: ${errorText(err)}`);
     }
     let items = '';
-    for (const r of page.rows) items += (items ? ',' : '') + printerText(r);
+    try {
+      const now = ctx.now();
+      for (const r of page.rows) {
+        const soonest = forecast ? soonestOf(readForecast(ctx.metrics, r.serial as string, now).supplies) : undefined;
+        items += (items ? ',' : '') + printerText(r, soonest);
+      }
+    } catch (err) {
+      return sendText(res, 500, `failed to get metrics history: ${errorText(err)}`);
+    }
     sendJsonBody(res, 200, `{"total":${page.total},"offset":${offset},"limit":${limit},"printers":[${items}]}\n`);
   });
 }
