@@ -36,7 +36,8 @@ const WHERE_FILTER: Record<PrinterFilter, string> = {
   shown: 'd.visible = 1',
   hidden: 'd.visible = 0',
   all: '1',
-  alerts: `d.visible = 1 AND ${ALERTS}`,
+  // hidden ones too, as the page's own filter had it
+  alerts: ALERTS,
 };
 
 /**

@@ -14,9 +14,9 @@ const N = 2000;
 const serialOf = (i: number) => `PRN-${String(i).padStart(5, '0')}`;
 const hidden = (i: number) => i % 50 === 7; // 40
 const lowToner = (i: number) => i % 100 === 3; // 20, a supply at 10 %
-const statusLine = (i: number) => i % 100 === 5; // 20, "paper jam"
+const statusLine = (i: number) => i % 100 === 5 || i === 7; // 21, "paper jam" (PRN-00007 is hidden)
 const tonerAlert = (i: number) => i % 100 === 9; // 20, the printer's own alert
-const alerting = (i: number) => !hidden(i) && (lowToner(i) || statusLine(i) || tonerAlert(i));
+const alerting = (i: number) => lowToner(i) || statusLine(i) || tonerAlert(i); // hidden or not
 
 let agent: Agent;
 let NOW = 0;
@@ -125,6 +125,7 @@ test('filters: hidden, alerts (status, toner alert, low supply), all', async () 
   const expected = Array.from({ length: N }, (_, i) => i).filter(alerting).map(serialOf);
   assert.equal(alerts.total, expected.length);
   assert.deepEqual(alerts.printers.map((x) => x.serial), expected);
+  assert.equal(alerts.printers.find((x) => x.serial === serialOf(7))?.hidden, true, 'a hidden printer with an alert is listed, as the page had it');
   const jam = alerts.printers.find((x) => x.serial === serialOf(5))!;
   assert.deepEqual(jam.status_messages, ['paper jam']);
   const alert = alerts.printers.find((x) => x.serial === serialOf(9))!;
