@@ -28,6 +28,7 @@ import * as devicePreviewRoutes from './routes/device-preview.js';
 import * as reportRoutes from './routes/report.js';
 import * as forecastRoutes from './routes/forecast.js';
 import * as alertRoutes from './routes/alerts.js';
+import * as printerListRoutes from './routes/printers.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -51,6 +52,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   reportRoutes,
   forecastRoutes,
   alertRoutes,
+  printerListRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

@@ -20,7 +20,8 @@ export function sendJsonArray<T>(res: ServerResponse, status: number, items: Ite
   sendJsonBody(res, status, jsonArrayText(items, itemJson));
 }
 
-function sendJsonBody(res: ServerResponse, status: number, body: string): void {
+/** A body that is JSON text already (with its newline). */
+export function sendJsonBody(res: ServerResponse, status: number, body: string): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('X-Content-Type-Options', 'nosniff');

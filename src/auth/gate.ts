@@ -10,9 +10,10 @@ import { SESSION_COOKIE } from './sessions.js';
 import { cookieValue, type RequestFacts } from './request-facts.js';
 
 // Reachable without credentials: the version, the API's description, and what a person needs to
-// log in or set up.
+// log in or set up (the sign-in page's icon too).
 export const PUBLIC_PATHS = new Set([
   '/api/version',
+  '/favicon.ico',
   '/api/openapi.json',
   '/login',
   '/login.js',

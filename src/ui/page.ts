@@ -29,7 +29,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light">
 <title>PrintBox</title>
-<link rel="icon" href="data:,">
+<link rel="icon" href="favicon.ico" type="image/svg+xml">
 <style>
 ${UPLOT_CSS}
 ${APP_CSS}</style>
@@ -57,7 +57,7 @@ export interface Served {
   gzip: Buffer;
   etag: string;
 }
-function served(text: string): Served {
+export function served(text: string): Served {
   const body = Buffer.from(text, 'utf8');
   return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }

@@ -34,3 +34,22 @@ test('without a credential the page redirects to login and the script is refused
   const js = await agent.request('/ui.js', { headers: { Accept: '*/*' } });
   assert.equal(js.status, 401);
 });
+
+test('the icon: public (the sign-in page names it), an SVG under the same headers as the page, named relatively by both pages', async () => {
+  const agent = await startAgent({ allowLocalAdmin: false });
+  agents.push(agent);
+  const icon = await agent.request('/favicon.ico', { headers: { Accept: 'image/*' } });
+  assert.equal(icon.status, 200);
+  assert.match(String(icon.headers['content-type']), /^image\/svg\+xml/);
+  assert.match(icon.body, /^<svg xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  assert.doesNotMatch(icon.body, /<script|href=|on\w+=/i, 'no script and no outside reference');
+  assert.equal(icon.headers['x-content-type-options'], 'nosniff');
+  assert.match(String(icon.headers['content-security-policy']), /default-src 'self'.*frame-ancestors 'none'/);
+  assert.equal(icon.headers['x-frame-options'], 'DENY');
+  const again = await agent.request('/favicon.ico', { headers: { 'If-None-Match': String(icon.headers.etag) } });
+  assert.equal(again.status, 304);
+  const login = await agent.request('/login', { headers: { Accept: 'text/html' } });
+  assert.match(login.body, /<link rel="icon" href="favicon.ico" type="image\/svg\+xml">/);
+  const { PAGE_HTML } = await import('../../src/ui/page.js');
+  assert.match(PAGE_HTML, /<link rel="icon" href="favicon.ico" type="image\/svg\+xml">/);
+});

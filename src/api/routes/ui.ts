@@ -1,10 +1,12 @@
 // GET / and /ui.js: the local web UI (behind the same auth wrapper as the API). Both are made once
 // at start-up (src/ui/page.ts); a client that has them already gets 304 for its If-None-Match, and
-// one that accepts gzip gets them compressed. The page names an empty icon (data:), so that no
-// browser asks for /favicon.ico, which under a prefix that serves the box is outside it.
+// one that accepts gzip gets them compressed. /favicon.ico (ui/favicon.ts, public: the sign-in page
+// shows it) is an SVG; the pages name it relatively, so under a prefix that serves the box it is
+// asked under the prefix.
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PAGE, SCRIPT, type Served } from '../../ui/page.js';
+import { FAVICON } from '../../ui/favicon.js';
 
 function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served): void {
   res.setHeader('Content-Type', `${type}; charset=utf-8`);
@@ -30,4 +32,5 @@ function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served
 export function register(app: App): void {
   app.get('/', (req, res) => send(req, res, 'text/html', PAGE));
   app.get('/ui.js', (req, res) => send(req, res, 'text/javascript', SCRIPT));
+  app.get('/favicon.ico', (req, res) => send(req, res, 'image/svg+xml', FAVICON));
 }

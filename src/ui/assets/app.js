@@ -50,17 +50,6 @@
     return text ? JSON.parse(text) : null;
   }
 
-  // fn over every item, at most 3 at a time, results in order. Through the central server every
-  // request is one of the box's 8 proxied requests at once (server/channel-requests.ts), and a
-  // browser on HTTP/2 would send a hundred printers' profiles together.
-  async function inTurns(items, fn) {
-    const out = new Array(items.length);
-    let next = 0;
-    const worker = async () => { while (next < items.length) { const i = next++; out[i] = await fn(items[i]); } };
-    await Promise.all(Array.from({ length: Math.min(3, items.length) }, worker));
-    return out;
-  }
-
   // ---- Counters and supplies -----------------------------------------------------------------
   // The total meter: page_count, else mono + colour (some printers report only those two).
   function meters(m) {
@@ -82,11 +71,6 @@
     const text = empty ? 'empty' : d < 1 ? '< 1 d' : '~' + Math.round(d) + ' d';
     const pages = f.pages_to_empty !== null ? ', about ' + fmtInt(f.pages_to_empty) + ' pages' : '';
     return { text, title: (empty ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + ' (confidence ' + Math.round(f.confidence * 100) + '%)' };
-  }
-  // The supply that empties first, of a forecast: what the Printers list shows.
-  function soonest(forecast) {
-    const known = ((forecast && forecast.supplies) || []).filter((f) => f.days_to_empty !== null);
-    return known.length ? known.reduce((a, b) => (b.days_to_empty < a.days_to_empty ? b : a)) : null;
   }
   function supplyBars(levels, forecast) {
     const entries = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number');
@@ -299,6 +283,13 @@
   function focusHeading() { if (!navigated) return; const h2 = view().querySelector('h2'); if (h2) { h2.tabIndex = -1; h2.focus({ preventScroll: true }); } }
 
   // ---- Printers (saved) ------------------------------------------------------------------------
+  // One request a page (GET /api/printers, issue 35): the box searches, filters and pages, and each
+  // printer comes with its newest reading and, when asked, the supply that empties first. A page
+  // with forecasts is at most 100 printers (the box fits each on 90 days of history), so pages are
+  // 50 and "Show more" appends the next. A refresh on events re-asks the rows shown, without the
+  // forecasts (kept from the last ask): a polling round sends events all the time.
+  const PRINTERS_PAGE = 50;
+  const PRINTER_FILTER = { visible: 'shown', alerts: 'alerts', hidden: 'hidden', all: 'all' };
   async function printersView() {
     setTitle('Printers');
     const search = h('input', { type: 'search', id: 'printer-search', placeholder: 'Model, serial, address, location, asset…', 'aria-label': 'Search printers' });
@@ -307,78 +298,94 @@
       h('option', { value: 'hidden', text: 'Hidden printers' }), h('option', { value: 'all', text: 'All saved printers' }));
     const table = h('table', { id: 'saved', class: 'cards' });
     const msg = h('p', { class: 'error', role: 'alert' });
+    const count = h('p', { id: 'printer-count', class: 'muted', role: 'status' });
+    const more = h('button', { type: 'button', id: 'printer-more', hidden: true });
     view().replaceChildren(h('section', {}, h('h2', { text: 'Printers' }),
-      h('div', { class: 'toolbar' }, search, filter), msg, table));
+      h('div', { class: 'toolbar' }, search, filter), msg, table, h('div', { class: 'toolbar' }, count, more)));
     let rows = [];
+    let total = 0;
+    let anySaved = true;
+    const forecasts = new Map();
+    // Answers for an older search or filter are dropped: a first page (newAsk) starts a new one.
+    let asked = 0;
+    const query = (offset, limit, withForecast) => '/api/printers?search=' + encodeURIComponent(search.value.trim())
+      + '&filter=' + PRINTER_FILTER[filter.value] + '&offset=' + offset + '&limit=' + limit + (withForecast ? '&forecast=true' : '');
+    async function ask(offset, limit, withForecast, newAsk) {
+      const n = newAsk ? ++asked : asked;
+      const page = await api(query(offset, limit, withForecast));
+      if (n !== asked) return null;
+      if (withForecast) for (const p of page.printers) forecasts.set(p.serial, p.soonest_empty);
+      total = page.total;
+      return page.printers;
+    }
+    // The first page of the current search and filter.
     async function load() {
-      // The saved list carries neither the record's visibility and status ("not responding" is
-      // only there) nor current meters: each printer's profile has both (its latest_metrics is the
-      // newest raw reading), fetched in parallel.
-      // The list is drawn at once (meters pending), then again with the profiles.
-      const saved = await api('/devices/list');
-      const pending = !rows.length;
-      if (pending) { rows = saved.map((d) => ({ d, info: d.printer_info || {}, latest: null, device: null, pending: true })); draw(); }
-      rows = await inTurns(saved, async (d) => {
-        const [profile, forecast] = await Promise.all([
-          api('/api/devices/profile?serial=' + encodeURIComponent(d.serial)).catch(() => null),
-          api('/api/devices/forecast?serial=' + encodeURIComponent(d.serial)).catch(() => null)]);
-        return { d, info: d.printer_info || {}, latest: profile ? profile.latest_metrics : null, device: profile ? profile.device : null, forecast };
-      });
+      const got = await ask(0, PRINTERS_PAGE, true, true);
+      if (!got) return;
+      rows = got;
+      if (!rows.length && !search.value.trim() && filter.value === 'visible') anySaved = (await api('/api/printers?filter=all&limit=1')).total > 0;
+      else anySaved = true;
       draw();
-      table.dataset.loaded = 'true';
+    }
+    async function loadMore() {
+      more.disabled = true;
+      try {
+        const got = await ask(rows.length, PRINTERS_PAGE, true, false);
+        if (got) { rows = rows.concat(got); draw(); }
+      } catch (err) { msg.textContent = err.message; } finally { more.disabled = false; }
+    }
+    // The rows shown, read again (up to the box's page limit).
+    async function refresh() {
+      const got = await ask(0, Math.min(1000, Math.max(PRINTERS_PAGE, rows.length)), false, false);
+      if (got) { rows = got; draw(); }
     }
     function draw() {
-      const q = search.value.trim().toLowerCase();
-      const mode = filter.value;
-      const shown = rows.filter(({ d, info, latest, device }) => {
-        const visible = device ? device.visible : true;
-        if (mode === 'visible' && !visible) return false;
-        if (mode === 'hidden' && visible) return false;
-        if (mode === 'alerts') {
-          const lv = Object.values((latest && latest.toner_levels) || {});
-          const st = device || info;
-          if (!(st.status_messages || []).length && !(info.toner_alerts || []).length && !lv.some((v) => v <= LOW)) return false;
-        }
-        if (!q) return true;
-        return [d.serial, info.model, info.manufacturer, info.ip, d.location, d.asset_number, info.hostname, device && device.description].some((s) => String(s || '').toLowerCase().includes(q));
-      });
-      const head = h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', 'Empties soonest', ''].map((t) => h('th', { scope: 'col', text: t }))));
-      if (!rows.length) {
+      table.dataset.loaded = 'true';
+      count.textContent = rows.length ? 'Showing ' + fmtInt(rows.length) + ' of ' + fmtInt(total) : '';
+      more.hidden = rows.length >= total;
+      more.textContent = 'Show ' + fmtInt(Math.min(PRINTERS_PAGE, total - rows.length)) + ' more';
+      if (!rows.length && !anySaved) {
         table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9 },
           'No saved printers yet. Go to ', h('a', { href: '#/discovered', text: 'Discovered' }), ' to scan the network and save the printers found.'))));
         return;
       }
-      if (!shown.length) {
+      if (!rows.length) {
         table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9, text: 'No printer matches this search or filter.' }))));
         return;
       }
-      table.replaceChildren(head, h('tbody', {}, shown.map(({ d, info, latest, device, pending, forecast }) => {
-        const first = soonest(forecast);
-        const m = pending ? { total: '…', mono: '…', colour: '…' } : meters(latest || info);
-        const visible = device ? device.visible : true;
-        return h('tr', { 'data-serial': d.serial },
-          h('td', { 'data-label': 'Printer' }, h('a', { href: '#/printer/' + encodeURIComponent(d.serial) }, h('b', { text: info.model || d.serial })),
-            h('div', { class: 'muted', text: [info.manufacturer, d.serial, info.ip, d.location].filter(Boolean).join(' · ') }),
-            d.asset_number ? h('div', { class: 'muted', text: 'Asset ' + d.asset_number }) : null,
+      const head = h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', 'Empties soonest', ''].map((t) => h('th', { scope: 'col', text: t }))));
+      table.replaceChildren(head, h('tbody', {}, rows.map((p) => {
+        const first = forecasts.get(p.serial);
+        const m = p.meters;
+        const visible = !p.hidden;
+        return h('tr', { 'data-serial': p.serial },
+          h('td', { 'data-label': 'Printer' }, h('a', { href: '#/printer/' + encodeURIComponent(p.serial) }, h('b', { text: p.model || p.serial })),
+            h('div', { class: 'muted', text: [p.manufacturer, p.serial, p.ip, p.location].filter(Boolean).join(' · ') }),
+            p.asset_number ? h('div', { class: 'muted', text: 'Asset ' + p.asset_number }) : null,
             visible ? null : h('span', { class: 'badge', text: 'hidden' })),
-          h('td', { 'data-label': 'Status' }, statusBadges(device || info)),
-          h('td', { 'data-label': 'Last seen', title: when(info.last_seen), text: ago(latest ? latest.timestamp : info.last_seen) }),
+          h('td', { 'data-label': 'Status' }, statusBadges(p)),
+          h('td', { 'data-label': 'Last seen', title: when(p.last_seen), text: ago(p.last_reading || p.last_seen) }),
           h('td', { class: 'num meter-total', 'data-label': 'Total', text: fmtInt(m.total) }),
           h('td', { class: 'num', 'data-label': 'Mono', text: fmtInt(m.mono) }),
           h('td', { class: 'num', 'data-label': 'Colour', text: fmtInt(m.colour) }),
-          h('td', { 'data-label': 'Supplies' }, pending ? h('span', { class: 'muted', text: '…' }) : supplyBars(latest ? latest.toner_levels : info.toner_levels)),
+          h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
           h('td', { class: 'soonest', 'data-label': 'Empties soonest', ...(first ? { title: daysText(first).title } : {}) },
-            pending ? h('span', { class: 'muted', text: '…' }) : first ? first.name.replace(/_/g, ' ') + ' ' + daysText(first).text : h('span', { class: 'muted', text: '–' })),
-          h('td', {}, h('button', { type: 'button', 'data-hide': d.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (info.model || d.serial), text: visible ? 'Hide' : 'Show',
+            first === undefined ? h('span', { class: 'muted', text: '…' }) : first ? first.name.replace(/_/g, ' ') + ' ' + daysText(first).text : h('span', { class: 'muted', text: '–' })),
+          h('td', {}, h('button', { type: 'button', 'data-hide': p.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial), text: visible ? 'Hide' : 'Show',
             onclick: async (e) => {
               e.target.disabled = true;
-              try { await api('/devices/update', { serial: d.serial, visible: !visible }); await load(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; }
+              try { await api('/devices/update', { serial: p.serial, visible: !visible }); await refresh(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; }
             } })));
       })));
     }
-    search.addEventListener('input', draw);
-    filter.addEventListener('change', draw);
-    cleanup.push(onEvent((name) => { if (name === 'device_change' || name === 'poll') scheduleRefresh(() => load().catch(() => {})); }));
+    const reload = () => load().then(() => { msg.textContent = ''; }, (err) => { msg.textContent = err.message; });
+    // Typing asks the box once the typing pauses, not at every key.
+    let typing = null;
+    search.addEventListener('input', () => { clearTimeout(typing); typing = setTimeout(reload, 250); });
+    cleanup.push(() => clearTimeout(typing));
+    filter.addEventListener('change', reload);
+    more.addEventListener('click', loadMore);
+    cleanup.push(onEvent((name) => { if (name === 'device_change' || name === 'poll') scheduleRefresh(() => refresh().catch(() => {})); }));
     await load();
     focusHeading();
   }
