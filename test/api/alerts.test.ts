@@ -11,6 +11,7 @@ import { startSnmpSim, fixturePath, type SnmpSim } from '../helpers/snmpsim.js';
 import { device, ndjson, HOUR } from '../helpers/seed.js';
 import { eventProblem } from '../helpers/openapi.js';
 import { openEventStream } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 
 const ADDRESS = '127.0.36.1';
 const RECORDING = 'printmaster/kyocera_p2040.snmprec';
@@ -28,15 +29,6 @@ let sse: ReturnType<typeof openEventStream> | undefined;
 const post = (path: string, body: unknown) =>
   agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 /** The recording with the black toner at `percent` and hrPrinterDetectedErrorState set to `errorState` (hex). */
 function serve(percent: number, errorState = '00'): void {
@@ -73,7 +65,7 @@ before(async () => {
     }),
   );
   expectJson(await post('/discover', {}), 202);
-  await waitFor('the scan to find the printer', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
+  await until('the scan to find the printer', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
   expectJson(await post('/devices/save', { serial: SERIAL }));
 });
 
@@ -95,7 +87,7 @@ test('the rules are settings: defaults shown, a bad value is a 400 naming the fi
 });
 
 test('a saved printer silent past offline_after_minutes has an offline alert from the start', async () => {
-  const offline = await waitFor('offline alert', async () => (await alerts()).find((a) => a.serial === SILENT && a.kind === 'offline'));
+  const offline = await until('offline alert', async () => (await alerts()).find((a) => a.serial === SILENT && a.kind === 'offline'));
   assert.equal(offline.severity, 'critical');
   assert.match(offline.message, /^not answering for 1[12]\d minutes$/);
   assert.equal(offline.cleared_at, null);
@@ -107,12 +99,12 @@ test('a full toner opens nothing; a low one opens one supply_low alert, with an 
   assert.deepEqual(ofPrinter(await alerts()), []);
   serve(10);
   assert.equal(await poll(), 10);
-  const low = await waitFor('supply_low alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
+  const low = await until('supply_low alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
   assert.equal(low.supply, 'black');
   assert.equal(low.severity, 'warning');
   assert.match(low.message, /^black at 10% \(below 15%\)$/);
   assert.equal(low.acknowledged_at, null);
-  const ev = await waitFor('alert event', async () => events.find((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'opened'));
+  const ev = await until('alert event', async () => events.find((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'opened'));
   assert.equal(eventProblem('alert', ev.data), null);
 });
 
@@ -131,7 +123,7 @@ test('a level flickering above the threshold (but under threshold + 5) keeps the
 test('a jam opens a critical alert listed first; acknowledging works once, with 400 and 404 for bad ids', async () => {
   serve(19, '04'); // hrPrinterDetectedErrorState bit 5: jammed
   await poll();
-  const jam = await waitFor('jam alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'jam'));
+  const jam = await until('jam alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'jam'));
   assert.equal(jam.severity, 'critical');
   assert.match(jam.message, /^paper jam: Paper jam$/);
   assert.equal(ofPrinter(await alerts())[0].id, jam.id, 'newest open first');
@@ -143,7 +135,7 @@ test('a jam opens a critical alert listed first; acknowledging works once, with 
   assert.equal(acked.cleared_at, null, 'acknowledged is still open');
   const again = expectJson(await post('/api/alerts/acknowledge', { id: low.id })) as any;
   assert.equal(again.acknowledged_at, acked.acknowledged_at, 'the first acknowledgement counts');
-  await waitFor('acknowledged event', async () => events.find((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'acknowledged'));
+  await until('acknowledged event', async () => events.find((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'acknowledged'));
   assert.equal(events.filter((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'acknowledged').length, 1);
 
   expectTextError(await post('/api/alerts/acknowledge', { id: '1' }), 400, 'field id must be a positive integer');
@@ -161,12 +153,12 @@ test('the level 5 points above the threshold and the jam cleared: both alerts cl
   const open = ofPrinter(await alerts());
   serve(20);
   assert.equal(await poll(), 20);
-  await waitFor('alerts cleared', async () => (ofPrinter(await alerts()).length === 0 ? true : undefined));
+  await until('alerts cleared', async () => (ofPrinter(await alerts()).length === 0 ? true : undefined));
   const history = ofPrinter(await alerts('?all=true'));
   assert.deepEqual(history.map((a) => a.id).sort(), open.map((a) => a.id).sort());
   for (const a of history) assert.match(a.cleared_at, /^\d{4}-\d\d-\d\dT/);
   assert.ok(history.find((a) => a.kind === 'supply_low').acknowledged_at, 'the acknowledgement is kept');
-  for (const a of open) await waitFor(`cleared event for ${a.id}`, async () => events.find((e) => e.event === 'alert' && e.data.id === a.id && e.data.change === 'cleared'));
+  for (const a of open) await until(`cleared event for ${a.id}`, async () => events.find((e) => e.event === 'alert' && e.data.id === a.id && e.data.change === 'cleared'));
   // Open alerts (the silent printer's) come before cleared ones.
   const all = await alerts('?all=true');
   const firstCleared = all.findIndex((a) => a.cleared_at !== null);
@@ -178,13 +170,13 @@ test('low again: a new alert opens; turning the rule off clears it, turning it o
   const before = ofPrinter(await alerts('?all=true')).map((a) => a.id);
   serve(5);
   await poll();
-  const low = await waitFor('a new supply_low alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
+  const low = await until('a new supply_low alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
   assert.ok(!before.includes(low.id));
   expectJson(await post('/settings', { alerts: { supply_below_percent: 0 } }));
-  await waitFor('cleared by the rule turned off', async () => (ofPrinter(await alerts()).length === 0 ? true : undefined));
+  await until('cleared by the rule turned off', async () => (ofPrinter(await alerts()).length === 0 ? true : undefined));
   // Turned on again, it is judged at once against the stored reading (5%), without a poll.
   expectJson(await post('/settings', { alerts: { supply_below_percent: 15 } }));
-  const again = await waitFor('opened by the rule turned on', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
+  const again = await until('opened by the rule turned on', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
   assert.notEqual(again.id, low.id);
   assert.match(again.message, /^black at 5% /);
 });

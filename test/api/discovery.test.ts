@@ -8,6 +8,7 @@ import { startSnmpSim, fixturePath, writeMovedCounters, type SnmpSim } from '../
 import { device, ndjson, metrics, HOUR } from '../helpers/seed.js';
 import { eventProblem } from '../helpers/openapi.js';
 import { openEventStream } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 
 // Printers on 127.0.1.1-5, silence on the rest of 127.0.1.1-40. Values from the recordings
 // (test/fixtures/snmp/printmaster, see their README): serial and prtMarkerLifeCount.1.1.
@@ -28,15 +29,6 @@ let sse: ReturnType<typeof openEventStream> | undefined;
 const post = (path: string, body: unknown) =>
   agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
 
 before(async () => {
   sim = await startSnmpSim({
@@ -61,7 +53,7 @@ after(async () => {
 });
 
 test('the event stream opens with connected', async () => {
-  await waitFor('connected event', async () => events.find((e) => e.event === 'connected'));
+  await until('connected event', async () => events.find((e) => e.event === 'connected'));
   assert.match(events.find((e) => e.event === 'connected')!.data.agent_version, /^\d+\.\d+\.\d+/);
 });
 
@@ -73,7 +65,7 @@ test('POST /discover answers 202 at once, does not double a running scan, and fi
   assert.equal(second.scan_id, first.scan_id);
   assert.equal(second.already_running, true);
 
-  const done = await waitFor('scan end', async () => {
+  const done = await until('scan end', async () => {
     const s = expectJson(await agent.get('/discover')) as any;
     return s.state === 'running' ? undefined : s;
   });
@@ -110,7 +102,7 @@ test('a person-set location survives re-discovery; saving moves a device to the 
   expectJson(await post('/devices/update', { serial: 'VD21457943', location: 'Reception', asset_number: 'A-17' }));
   expectJson(await post('/devices/save', { serial: 'VD21457943' }));
   expectJson(await post('/discover', {}), 202);
-  await waitFor('scan end', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
+  await until('scan end', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
   const profile = expectJson(await agent.get('/api/devices/profile?serial=VD21457943')) as any;
   assert.equal(profile.device.location, 'Reception');
   assert.equal(profile.device.asset_number, 'A-17');
@@ -172,7 +164,7 @@ test('delete removes the device and all its history', async () => {
   expectJson(await post('/devices/delete', { serial: 'RH28Y00024' }));
   expectTextError(await agent.get('/api/devices/profile?serial=RH28Y00024'), 404, 'not found');
   expectTextError(await agent.get('/api/devices/metrics/bounds?serial=RH28Y00024'), 404, 'no metrics found');
-  await waitFor('deleted event', async () => events.find((e) => e.event === 'device_change' && e.data.serial === 'RH28Y00024' && e.data.change === 'deleted'));
+  await until('deleted event', async () => events.find((e) => e.event === 'device_change' && e.data.serial === 'RH28Y00024' && e.data.change === 'deleted'));
 });
 
 test('logs: recent records by level and tail; bad parameters are 400', async () => {

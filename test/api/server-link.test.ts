@@ -11,6 +11,7 @@ import { importNdjson, runCli, startAgent, writeConfig, type Agent } from '../he
 import { DAY, HOUR, MINUTE, device, hourStart, metrics, ndjson, nowSeconds } from '../helpers/seed.js';
 import { startServerPeer, WS_PATH, type ServerPeer } from '../server-peer/peer.js';
 import { openEventStream } from '../helpers/events.js';
+import { until } from '../helpers/until.js';
 
 type Json = Record<string, unknown>;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -32,15 +33,6 @@ async function linkOf(agent: Agent): Promise<Json> {
   return (JSON.parse(r.body) as { server: { link: Json } }).server.link;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 const keyOf = (m: Json) => `${m.serial}|${m.timestamp}`;
 

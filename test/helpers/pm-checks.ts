@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { Agent } from './agent.js';
 import type { PmServer } from './printmaster.js';
+import { until } from './until.js';
 
 export type Json = Record<string, unknown>;
 
@@ -72,17 +73,7 @@ export async function linkOf(agent: Agent): Promise<Json> {
   return (JSON.parse(r.body) as { server: { link: Json } }).server.link;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 30_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(150);
-  }
-}
+export { until };
 
 /** POST JSON to the agent's API. */
 export function postJson(agent: Agent, path: string, body: unknown) {
