@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createPrinterLan, printerLanUnavailable, type PrinterHost, type PrinterLan } from '../helpers/printer-lan.js';
 import { startAgentInBox, type BoxAgent } from '../helpers/lan.js';
+import { discoveredListing, type Info } from '../helpers/discovered.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, type SnmpSim } from '../helpers/snmpsim.js';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -18,7 +19,6 @@ const SNMP_PORT = 1161;
 const KYOCERA_SERIAL = 'VD21457943';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Info = Record<string, unknown> & { serial: string; ip: string };
 
 describe('mDNS + IPP discovery on a namespace LAN', { skip: skip ?? undefined, timeout: 180_000 }, () => {
   let lan: PrinterLan;
@@ -27,22 +27,7 @@ describe('mDNS + IPP discovery on a namespace LAN', { skip: skip ?? undefined, t
   let combo: PrinterHost;
   let sim: SnmpSim | undefined;
 
-  const discovered = async (): Promise<Info[]> => {
-    const r = await agent.request({ path: '/devices/discovered?include_known=true', maxBody: 1 << 20 });
-    assert.equal(r.status, 200, r.body);
-    return JSON.parse(r.body) as Info[];
-  };
-  /** Waits for the listing to satisfy `ok` (progress, not a fixed sleep); returns the listing. */
-  const until = async (what: string, ok: (list: Info[]) => boolean, ms = 30_000): Promise<Info[]> => {
-    const deadline = Date.now() + ms;
-    let list: Info[] = [];
-    while (Date.now() < deadline) {
-      list = await discovered();
-      if (ok(list)) return list;
-      await sleep(200);
-    }
-    throw new Error(`${what}: not within ${ms} ms; listing: ${JSON.stringify(list).slice(0, 3000)}\n--- agent log ---\n${agent.stdout().slice(-4000)}`);
-  };
+  const { discovered, until } = discoveredListing(() => agent);
 
   before(async () => {
     lan = createPrinterLan();

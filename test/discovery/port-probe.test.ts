@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createPrinterLan, printerLanUnavailable, type PrinterHost, type PrinterLan } from '../helpers/printer-lan.js';
 import { startAgentInBox, type BoxAgent } from '../helpers/lan.js';
+import { discoveredListing, type Info } from '../helpers/discovered.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, type SnmpSim } from '../helpers/snmpsim.js';
 
 const skip = printerLanUnavailable() ?? ensureSnmpsim();
@@ -21,7 +22,6 @@ const SNMP_PORT = 1161;
 const KYOCERA_SERIAL = 'VD21457943';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-type Info = Record<string, unknown> & { serial: string; ip: string };
 
 /** A TCP listener on 9100 inside a host namespace, which reports each connection and its bytes. */
 interface RawPort {
@@ -75,11 +75,7 @@ describe('port probes in a range scan on a namespace LAN', { skip: skip ?? undef
   let rawRaw: RawPort;
 
   const json = { 'Content-Type': 'application/json' };
-  const discovered = async (): Promise<Info[]> => {
-    const r = await agent.request({ path: '/devices/discovered?include_known=true', maxBody: 1 << 20 });
-    assert.equal(r.status, 200, r.body);
-    return JSON.parse(r.body) as Info[];
-  };
+  const { discovered } = discoveredListing(() => agent);
   const settings = async (body: unknown) => {
     const r = await agent.request({ method: 'POST', path: '/settings', headers: json, body: JSON.stringify(body) });
     assert.equal(r.status, 200, r.body);

@@ -12,13 +12,13 @@ import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { createPrinterLan, printerLanUnavailable, type PrinterHost, type PrinterLan } from '../helpers/printer-lan.js';
 import { startAgentInBox, type BoxAgent } from '../helpers/lan.js';
+import { discoveredListing, type Info } from '../helpers/discovered.js';
 import { startResponder, type Responder } from '../helpers/wsd-responder.js';
 
 const skip = printerLanUnavailable();
 if (skip) console.log(`# WS-Discovery/SSDP LAN test skipped: ${skip}`);
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-type Info = Record<string, unknown> & { serial: string; ip: string };
 const BYE_LINE = 'offline: said goodbye on WS-Discovery';
 
 /**
@@ -74,22 +74,7 @@ describe('WS-Discovery and SSDP discovery on a namespace LAN', { skip: skip ?? u
   const uuid = randomUUID();
 
   const post = async (body: unknown) => agent.request({ method: 'POST', path: '/settings', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  const discovered = async (): Promise<Info[]> => {
-    const r = await agent.request({ path: '/devices/discovered?include_known=true', maxBody: 1 << 20 });
-    assert.equal(r.status, 200, r.body);
-    return JSON.parse(r.body) as Info[];
-  };
-  /** Waits for the listing to satisfy `ok` (progress, not a fixed sleep); returns the listing. */
-  const until = async (what: string, ok: (list: Info[]) => boolean, ms = 30_000): Promise<Info[]> => {
-    const deadline = Date.now() + ms;
-    let list: Info[] = [];
-    while (Date.now() < deadline) {
-      list = await discovered();
-      if (ok(list)) return list;
-      await sleep(200);
-    }
-    throw new Error(`${what}: not within ${ms} ms; listing: ${JSON.stringify(list).slice(0, 3000)}\n--- agent log ---\n${agent.stdout().slice(-4000)}\n--- peer ---\n${wsd?.out()}`);
-  };
+  const { discovered, until } = discoveredListing(() => agent, () => `\n--- peer ---\n${wsd?.out()}`);
   const logged = async (what: string, re: RegExp, ms = 20_000) => {
     const deadline = Date.now() + ms;
     while (!re.test(agent.stdout())) {
