@@ -132,34 +132,45 @@ describe('enrolled agent', () => {
 
   test('an outage (down, 500s, answers lost): readings are kept, then drain in order with no gap', async () => {
     let stamp = nowSeconds() - 30 * MINUTE;
-    for (const mode of ['down', 'error500', 'drop'] as const) {
-      const before = new Set(peer.metrics().map(keyOf)).size;
-      await peer.setMode(mode, mode === 'down' ? {} : { only: ['/api/v1/metrics/batch'] });
-      const lines = SERIALS.map((s) => metrics(s, 'raw', (stamp += 1000), { page_count: 5000 }));
-      const r = await importNdjson(agent.configPath, ndjson(lines));
-      assert.equal(r.code, 0, r.stderr);
-      // Stored and waiting while the server cannot take them.
-      await until(`a backlog while ${mode}`, async () => ((await linkOf(agent)).backlog === 3 ? true : undefined));
-      if (mode === 'error500') {
-        // The channel is up, the server refuses the uploads: the link says so, not "online".
-        const link = await until('the link failing', async () => {
-          const l = await linkOf(agent);
-          return l.state === 'failing' ? l : undefined;
-        });
-        assert.match(String(link.upload_error), /500/);
+    const statuses: Json[] = [];
+    const stream = openEventStream(agent.httpsPort, (name, data) => name === 'server_status' && statuses.push(data as Json));
+    try {
+      for (const mode of ['down', 'error500', 'drop'] as const) {
+        const before = new Set(peer.metrics().map(keyOf)).size;
+        await peer.setMode(mode, mode === 'down' ? {} : { only: ['/api/v1/metrics/batch'] });
+        const lines = SERIALS.map((s) => metrics(s, 'raw', (stamp += 1000), { page_count: 5000 }));
+        const r = await importNdjson(agent.configPath, ndjson(lines));
+        assert.equal(r.code, 0, r.stderr);
+        // Stored and waiting while the server cannot take them.
+        await until(`a backlog while ${mode}`, async () => ((await linkOf(agent)).backlog === 3 ? true : undefined));
+        if (mode === 'error500') {
+          // The channel is up, the server refuses the uploads: the link says so, not "online".
+          const link = await until('the link failing', async () => {
+            const l = await linkOf(agent);
+            return l.state === 'failing' ? l : undefined;
+          });
+          assert.match(String(link.upload_error), /500/);
+          // ... and the UI hears it: a server_status event carries the state and the error.
+          await until('a server_status event saying failing', async () =>
+            statuses.some((e) => e.state === 'failing' && /500/.test(String(e.upload_error))) ? true : undefined);
+        }
+        if (mode === 'drop') await peer.waitFor(() => (peer.requests().some((q) => q.status === 'dropped') ? true : undefined), 30_000, 'a dropped answer');
+        await peer.setMode('ok');
+        await peer.waitFor(() => (new Set(peer.metrics().map(keyOf)).size >= before + 3 ? true : undefined), 60_000, `the backlog after ${mode}`);
+        await until('backlog drained', async () => ((await linkOf(agent)).backlog === 0 ? true : undefined));
+        assert.equal(new Set(peer.metrics().map(keyOf)).size, before + 3, `${mode}: every reading, no gap`);
       }
-      if (mode === 'drop') await peer.waitFor(() => (peer.requests().some((q) => q.status === 'dropped') ? true : undefined), 30_000, 'a dropped answer');
-      await peer.setMode('ok');
-      await peer.waitFor(() => (new Set(peer.metrics().map(keyOf)).size >= before + 3 ? true : undefined), 60_000, `the backlog after ${mode}`);
-      await until('backlog drained', async () => ((await linkOf(agent)).backlog === 0 ? true : undefined));
-      assert.equal(new Set(peer.metrics().map(keyOf)).size, before + 3, `${mode}: every reading, no gap`);
+      // Only an answer the agent never got makes it send a batch again; the server dedupes those.
+      const counts = new Map<string, number>();
+      for (const m of peer.metrics()) counts.set(keyOf(m), (counts.get(keyOf(m)) ?? 0) + 1);
+      assert.ok([...counts.values()].every((n) => n <= 2));
+      const ids = peer.metrics().map((m) => m.id as number);
+      for (let k = 1; k < ids.length; k++) assert.ok(ids[k] > ids[k - 1] || counts.get(keyOf(peer.metrics()[k]))! > 1, 'in order');
+      await until('a server_status event saying online again once the uploads are taken', async () =>
+        (statuses.at(-1)?.state === 'online' ? true : undefined));
+    } finally {
+      stream.destroy();
     }
-    // Only an answer the agent never got makes it send a batch again; the server dedupes those.
-    const counts = new Map<string, number>();
-    for (const m of peer.metrics()) counts.set(keyOf(m), (counts.get(keyOf(m)) ?? 0) + 1);
-    assert.ok([...counts.values()].every((n) => n <= 2));
-    const ids = peer.metrics().map((m) => m.id as number);
-    for (let k = 1; k < ids.length; k++) assert.ok(ids[k] > ids[k - 1] || counts.get(keyOf(peer.metrics()[k]))! > 1, 'in order');
   });
 
   test('the token refused: the agent registers again (same identity)', async () => {
