@@ -154,7 +154,8 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
     const minutes = rules.offline_after_minutes;
     const silentMs = now - facts.last_seen;
     if (minutes > 0 && silentMs >= minutes * 60_000) {
-      holds.push({ kind: 'offline', supply: '', severity: 'critical', message: `not answering for ${Math.floor(silentMs / 60_000)} minutes` });
+      const silent = Math.floor(silentMs / 60_000);
+      holds.push({ kind: 'offline', supply: '', severity: 'critical', message: `not answering for ${silent} minute${silent === 1 ? '' : 's'}` });
     } else endAll('offline');
   }
 

@@ -79,6 +79,10 @@ test('offline opens after N minutes of silence and clears at the next answer', (
   const r = evaluateAlerts(R, { last_seen: NOW - n }, [], NOW);
   assert.deepEqual(r.open.map((c) => [c.kind, c.severity]), [['offline', 'critical']]);
   assert.deepEqual(evaluateAlerts(R, { last_seen: NOW }, [open(5, 'offline')], NOW).clear, [5]);
+  assert.equal(r.open[0].message, `not answering for ${R.offline_after_minutes} minutes`);
+  // The smallest setting reads as English too.
+  const one = evaluateAlerts({ ...R, offline_after_minutes: 1 }, { last_seen: NOW - 90_000 }, [], NOW).open[0];
+  assert.equal(one.message, 'not answering for 1 minute');
 });
 
 test('a counter going backwards opens; accepted or dismissed, it clears', () => {
