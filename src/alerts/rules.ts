@@ -82,7 +82,7 @@ export interface OpenAlertKey {
 /** Status lines that say each status kind, over SNMP (hrPrinterDetectedErrorState, prtAlertTable), IPP (printer-state-reasons) and USB. */
 const STATUS_PATTERNS: Record<'jam' | 'door_open' | 'paper_out' | 'service_requested', RegExp> = {
   jam: /jam/i,
-  door_open: /\b(door|cover|interlock)[ -]open/i,
+  door_open: /\b(door|cover|interlock)( is)?[ -]open/i,
   paper_out: /\bno paper\b|\bpaper[ -](empty|out)\b|media-empty|media-needed|input media supply empty|input tray empty/i,
   service_requested: /service[ -](requested|needed|required)|call (for )?service|overdue preventive maintenance/i,
 };

@@ -53,6 +53,8 @@ test('status lines over SNMP, IPP and USB open jam, door, paper and service aler
     ['Door open', 'door_open'],
     ['Cover open', 'door_open'],
     ['door-open-warning', 'door_open'],
+    ['Cover is Open', 'door_open'], // a Brother panel's words
+    ['Front Door is open.', 'door_open'],
     ['No paper', 'paper_out'],
     ['media-empty-error', 'paper_out'],
     ['paper empty', 'paper_out'],
@@ -62,7 +64,7 @@ test('status lines over SNMP, IPP and USB open jam, door, paper and service aler
     const r = evaluateAlerts(R, { status_messages: ['Low toner', line] }, [], NOW);
     assert.deepEqual(r.open.map((c) => c.kind), [kind], line);
   }
-  assert.deepEqual(evaluateAlerts(R, { status_messages: ['Low paper', 'Door closed', 'Sleep mode'] }, [], NOW).open, []);
+  assert.deepEqual(evaluateAlerts(R, { status_messages: ['Low paper', 'Door closed', 'Cover is closed', 'Sleep mode'] }, [], NOW).open, []);
   assert.deepEqual(evaluateAlerts(R, { status_messages: [] }, [open(9, 'jam'), open(10, 'door_open')], NOW).clear, [9, 10]);
 });
 
