@@ -82,7 +82,7 @@ export interface OpenAlertKey {
 /** Status lines that say each status kind, over SNMP (hrPrinterDetectedErrorState, prtAlertTable), IPP (printer-state-reasons) and USB. */
 const STATUS_PATTERNS: Record<'jam' | 'door_open' | 'paper_out' | 'service_requested', RegExp> = {
   jam: /jam/i,
-  door_open: /\b(door|cover|interlock)[ -]open/i,
+  door_open: /\b(door|cover|interlock)( is)?[ -]open/i,
   paper_out: /\bno paper\b|\bpaper[ -](empty|out)\b|media-empty|media-needed|input media supply empty|input tray empty/i,
   service_requested: /service[ -](requested|needed|required)|call (for )?service|overdue preventive maintenance/i,
 };
@@ -154,7 +154,8 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
     const minutes = rules.offline_after_minutes;
     const silentMs = now - facts.last_seen;
     if (minutes > 0 && silentMs >= minutes * 60_000) {
-      holds.push({ kind: 'offline', supply: '', severity: 'critical', message: `not answering for ${Math.floor(silentMs / 60_000)} minutes` });
+      const silent = Math.floor(silentMs / 60_000);
+      holds.push({ kind: 'offline', supply: '', severity: 'critical', message: `not answering for ${silent} minute${silent === 1 ? '' : 's'}` });
     } else endAll('offline');
   }
 

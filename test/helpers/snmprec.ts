@@ -58,3 +58,31 @@ export function parseSnmprec(content: string): OidValues {
 export function readSnmprec(path: string): OidValues {
   return parseSnmprec(readFileSync(path, 'utf8'));
 }
+
+/** Orders OIDs arc by arc, as snmpsim's GETNEXT needs its records ("1.10" after "1.9"). */
+function compareOids(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i] - y[i];
+  return x.length - y.length;
+}
+
+/**
+ * A variant of a recording (snmprec text): `changes` maps an OID to its new "TAG|VALUE" (set, or
+ * added when the recording lacks it) or to null (removed). The records come out sorted by OID.
+ */
+export function deriveSnmprec(content: string, changes: Record<string, string | null>): string {
+  const records = new Map<string, string>();
+  for (const line of content.split(/\r?\n/)) {
+    if (line.trim() === '' || line.startsWith('#')) continue;
+    records.set(line.slice(0, line.indexOf('|')), line.slice(line.indexOf('|') + 1));
+  }
+  for (const [oid, rec] of Object.entries(changes)) {
+    if (rec === null) records.delete(oid);
+    else {
+      if (!/^\d+x?\|/.test(rec)) throw new Error(`change for ${oid} must be "TAG|VALUE": ${rec}`);
+      records.set(oid, rec);
+    }
+  }
+  return [...records.keys()].sort(compareOids).map((oid) => `${oid}|${records.get(oid)}`).join('\n') + '\n';
+}

@@ -14,6 +14,7 @@ import { decodeErrorState, subUnitStatus } from '../../src/snmp/parse/status.js'
 import { parseBrotherBlob } from '../../src/snmp/vendors/brother.js';
 import { fromVarbind, octetsToValue, type OidValues, type SnmpValue } from '../../src/snmp/types.js';
 import { IDENTITY_GET_OIDS, WALK_ROOTS } from '../../src/snmp/oids.js';
+import { DEFAULT_ALERT_RULES, evaluateAlerts } from '../../src/alerts/rules.js';
 
 // Compiled to dist/test/snmp/; the fixtures stay in the source tree.
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -345,6 +346,26 @@ describe('status', () => {
     const p = parsePrinter(v, '127.0.0.9', NOW);
     assert.deepEqual(p.info.status_messages, ['Door open', 'Paper jam in tray 2', 'Toner almost empty']);
     assert.deepEqual(p.info.toner_alerts, ['Toner almost empty']);
+  });
+
+  it("a door, jam or empty tray said in the printer's own words keeps the alert code's name, so the alert rules see it", () => {
+    const A = '1.3.6.1.2.1.43.18.1.1';
+    const v: OidValues = new Map();
+    const row = (i: number, group: number, code: number, text: string) => {
+      v.set(`${A}.2.1.${i}`, int(3));
+      v.set(`${A}.4.1.${i}`, int(group));
+      v.set(`${A}.7.1.${i}`, int(code));
+      v.set(`${A}.8.1.${i}`, str(text));
+    };
+    row(1, 6, 3, 'Cover is Open'); // coverOpen, in a Brother's panel words
+    row(2, 13, 8, 'Jam Tray 1'); // jam
+    row(3, 8, 808, 'Load paper in Tray 2'); // input media supply empty
+    row(4, 6, 501, 'Door open'); // already says it: unchanged
+    row(5, 5, 1, 'Sleep'); // not a condition code: unchanged
+    const status = parsePrinter(v, '127.0.0.9', NOW).info.status_messages as string[];
+    assert.deepEqual(status, ['Cover open: Cover is Open', 'Paper jam: Jam Tray 1', 'Input media supply empty: Load paper in Tray 2', 'Door open', 'Sleep']);
+    const kinds = evaluateAlerts(DEFAULT_ALERT_RULES, { status_messages: status }, [], NOW.getTime()).open.map((c) => c.kind);
+    assert.deepEqual(kinds.sort(), ['door_open', 'jam', 'paper_out']);
   });
 
   it('sub-unit status text', () => {

@@ -53,6 +53,8 @@ test('status lines over SNMP, IPP and USB open jam, door, paper and service aler
     ['Door open', 'door_open'],
     ['Cover open', 'door_open'],
     ['door-open-warning', 'door_open'],
+    ['Cover is Open', 'door_open'], // a Brother panel's words
+    ['Front Door is open.', 'door_open'],
     ['No paper', 'paper_out'],
     ['media-empty-error', 'paper_out'],
     ['paper empty', 'paper_out'],
@@ -62,7 +64,7 @@ test('status lines over SNMP, IPP and USB open jam, door, paper and service aler
     const r = evaluateAlerts(R, { status_messages: ['Low toner', line] }, [], NOW);
     assert.deepEqual(r.open.map((c) => c.kind), [kind], line);
   }
-  assert.deepEqual(evaluateAlerts(R, { status_messages: ['Low paper', 'Door closed', 'Sleep mode'] }, [], NOW).open, []);
+  assert.deepEqual(evaluateAlerts(R, { status_messages: ['Low paper', 'Door closed', 'Cover is closed', 'Sleep mode'] }, [], NOW).open, []);
   assert.deepEqual(evaluateAlerts(R, { status_messages: [] }, [open(9, 'jam'), open(10, 'door_open')], NOW).clear, [9, 10]);
 });
 
@@ -79,6 +81,10 @@ test('offline opens after N minutes of silence and clears at the next answer', (
   const r = evaluateAlerts(R, { last_seen: NOW - n }, [], NOW);
   assert.deepEqual(r.open.map((c) => [c.kind, c.severity]), [['offline', 'critical']]);
   assert.deepEqual(evaluateAlerts(R, { last_seen: NOW }, [open(5, 'offline')], NOW).clear, [5]);
+  assert.equal(r.open[0].message, `not answering for ${R.offline_after_minutes} minutes`);
+  // The smallest setting reads as English too.
+  const one = evaluateAlerts({ ...R, offline_after_minutes: 1 }, { last_seen: NOW - 90_000 }, [], NOW).open[0];
+  assert.equal(one.message, 'not answering for 1 minute');
 });
 
 test('a counter going backwards opens; accepted or dismissed, it clears', () => {

@@ -144,6 +144,14 @@ export const ALERT_CODES: Record<number, string> = {
 /** Alert codes that report an event, not a condition needing attention. */
 const INFORMATIONAL_CODES = new Set([4, 6, 7, 19, 20, 25, 26, 27, 28, 502, 503, 504, 505, 506, 507, 802, 803, 804, 805, 806, 1501, 1502, 1503, 1504, 1505, 1506, 1801]);
 
+/**
+ * Alert codes for conditions a person must come to the printer for (a cover or door open, a jam,
+ * no paper). A printer's own description says them in its own words ("Cover is Open", "Jam Tray 1",
+ * "Abdeckung offen"): the code's name is put before such a description, so that whoever reads
+ * status_messages (the alert rules) knows the condition whatever words the printer chose.
+ */
+const CONDITION_CODES = new Set([3, 5, 8, 501, 808]);
+
 /** prtAlertGroup value for the marker supplies table (PrtAlertGroupTC). */
 const GROUP_MARKER_SUPPLIES = 11;
 
@@ -158,8 +166,9 @@ export interface Alert {
 }
 
 /**
- * prtAlertTable rows. Alerts with a description keep it; alerts without one get the alert
- * code's name, except informational events (power up, cover closed, ...).
+ * prtAlertTable rows. Alerts with a description keep it (led by the code's name for a condition,
+ * see CONDITION_CODES); alerts without one get the alert code's name, except informational events
+ * (power up, cover closed, ...).
  */
 export function readAlerts(values: OidValues, charset?: string): Alert[] {
   const base = PRT_ALERT_TABLE;
@@ -177,11 +186,18 @@ export function readAlerts(values: OidValues, charset?: string): Alert[] {
       code: numOf(code.get(index)),
       description: textOf(desc.get(index), charset),
     };
-    if (a.description) a.message = a.description;
+    if (a.description) a.message = conditionNamed(a.code, a.description);
     else if (a.code !== undefined && !INFORMATIONAL_CODES.has(a.code)) a.message = ALERT_CODES[a.code] ?? `Alert ${a.code}`;
     out.push(a);
   }
   return out.sort((x, y) => Number(x.index.split('.').pop()) - Number(y.index.split('.').pop()));
+}
+
+/** `description`, led by the code's name when the code is a condition and the text does not already say it. */
+function conditionNamed(code: number | undefined, description: string): string {
+  if (code === undefined || !CONDITION_CODES.has(code)) return description;
+  const name = ALERT_CODES[code];
+  return description.toLowerCase().includes(name.toLowerCase()) ? description : `${name}: ${description}`;
 }
 
 export function isSupplyAlert(a: Alert): boolean {
