@@ -32,6 +32,8 @@ export const HR_DEVICE_PRINTER = '1.3.6.1.2.1.25.3.1.5';
 
 // --- Printer-MIB (RFC 3805), prefix 1.3.6.1.2.1.43
 export const PRT_GENERAL_TABLE = '1.3.6.1.2.1.43.5.1.1';
+/** prtCoverTable: each cover or interlock's description (.2) and status (.3). */
+export const PRT_COVER_TABLE = '1.3.6.1.2.1.43.6.1.1';
 export const PRT_GENERAL_PRINTER_NAME = '1.3.6.1.2.1.43.5.1.1.16';
 export const PRT_GENERAL_SERIAL_NUMBER = '1.3.6.1.2.1.43.5.1.1.17';
 export const PRT_LOCALIZATION_CHARSET = '1.3.6.1.2.1.43.7.1.1.4';
@@ -101,6 +103,7 @@ export const READ_GET_OIDS: readonly string[] = [IP_ROUTE_NEXT_HOP_DEFAULT];
  */
 export const WALK_ROOTS: readonly string[] = [
   PRT_GENERAL_TABLE,
+  PRT_COVER_TABLE,
   PRT_LOCALIZATION_CHARSET,
   PRT_INPUT_TABLE,
   PRT_MARKER_TABLE,

@@ -6,7 +6,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
-import { readSnmprec, parseSnmprec } from '../helpers/snmprec.js';
+import { deriveSnmprec, readSnmprec, parseSnmprec } from '../helpers/snmprec.js';
 import { cleanModel, cleanSerial, formatMac, parsePrinter, readPlan } from '../../src/snmp/parse/printer.js';
 import { parseDeviceId } from '../../src/snmp/parse/device-id.js';
 import { levelState, normaliseColour, supplyKey } from '../../src/snmp/parse/supplies.js';
@@ -366,6 +366,20 @@ describe('status', () => {
     assert.deepEqual(status, ['Cover open: Cover is Open', 'Paper jam: Jam Tray 1', 'Input media supply empty: Load paper in Tray 2', 'Door open', 'Sleep']);
     const kinds = evaluateAlerts(DEFAULT_ALERT_RULES, { status_messages: status }, [], NOW.getTime()).open.map((c) => c.kind);
     assert.deepEqual(kinds.sort(), ['door_open', 'jam', 'paper_out']);
+  });
+
+  it('a cover open only in prtCoverTable (a real Kyocera P2040 recording, its Front Cover set to coverOpen) opens door_open', () => {
+    const rec = readFileSync(join(FIX, 'printmaster/kyocera_p2040.snmprec'), 'utf8');
+    const closed = parsePrinter(parseSnmprec(rec), '127.0.1.1', NOW).info.status_messages as string[];
+    assert.ok(!closed.some((m) => /cover|door/i.test(m)), `closed: ${closed.join(', ')}`);
+    const open = parsePrinter(parseSnmprec(deriveSnmprec(rec, { '1.3.6.1.2.1.43.6.1.1.3.1.1': '2|3' })), '127.0.1.1', NOW).info.status_messages as string[];
+    assert.ok(open.includes('Cover open: Front Cover'), `open: ${open.join(', ')}`);
+    const interlock = parsePrinter(parseSnmprec(deriveSnmprec(rec, { '1.3.6.1.2.1.43.6.1.1.3.1.1': '2|5' })), '127.0.1.1', NOW).info.status_messages as string[];
+    assert.ok(interlock.includes('Interlock open: Front Cover'), `interlock: ${interlock.join(', ')}`);
+    for (const status of [open, interlock]) {
+      const kinds = evaluateAlerts(DEFAULT_ALERT_RULES, { status_messages: status }, [], NOW.getTime()).open.map((c) => c.kind);
+      assert.deepEqual(kinds, ['door_open']);
+    }
   });
 
   it('sub-unit status text', () => {

@@ -82,7 +82,9 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
       targets: [...PRINTERS, ...SILENT],
       credentials: [PUBLIC],
       port: sim.port,
-      timeoutMs: 800,
+      // Long enough for 16 reads at once from one single-threaded simulator on a loaded machine;
+      // the silent addresses still cost one timeout each (asserted below, by requests).
+      timeoutMs: 3000,
       concurrency: 16,
       allowedRanges: LOOPBACK,
       onProgress: (p) => progress.push(p),

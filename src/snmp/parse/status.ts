@@ -1,7 +1,7 @@
 // Printer status: HOST-RESOURCES hrPrinterDetectedErrorState / hrDeviceStatus, Printer-MIB
-// prtAlertTable, and paper trays (prtInputTable).
+// prtAlertTable, prtCoverTable, and paper trays (prtInputTable).
 import type { PaperTray } from '../../model/printer-info.js';
-import { HR_DEVICE_STATUS, HR_PRINTER_DETECTED_ERROR_STATE, PRT_ALERT_TABLE, PRT_INPUT_TABLE } from '../oids.js';
+import { HR_DEVICE_STATUS, HR_PRINTER_DETECTED_ERROR_STATE, PRT_ALERT_TABLE, PRT_COVER_TABLE, PRT_INPUT_TABLE } from '../oids.js';
 import type { OidValues } from '../types.js';
 import { bytesOf, column, columnMap, numOf, percent, textOf } from './values.js';
 
@@ -216,6 +216,27 @@ export function statusMessages(values: OidValues, alerts: Alert[], printerDevice
   // hrDeviceStatus of the printer device only (other rows are disks, network cards, ...).
   if (numOf(values.get(`${HR_DEVICE_STATUS}.${printerDeviceIndex}`)) === 5) add('Device down');
   for (const a of alerts) add(a.message);
+  for (const m of openCovers(values)) add(m);
+  return out;
+}
+
+/** PrtCoverStatusTC values that mean open: coverOpen (3), interlockOpen (5). */
+const OPEN_COVER_STATUS: Record<number, string> = { 3: 'Cover open', 5: 'Interlock open' };
+
+/**
+ * prtCoverTable rows whose status says open, as "Cover open: Front Cover". Some printers report an
+ * open cover only here, with nothing in the alert table or the error-state bits.
+ */
+export function openCovers(values: OidValues): string[] {
+  const status = columnMap(values, `${PRT_COVER_TABLE}.3`);
+  const descr = columnMap(values, `${PRT_COVER_TABLE}.2`);
+  const out: string[] = [];
+  for (const [index, v] of status) {
+    const name = OPEN_COVER_STATUS[numOf(v) ?? 0];
+    if (!name) continue;
+    const d = textOf(descr.get(index));
+    out.push(d ? `${name}: ${d}` : name);
+  }
   return out;
 }
 
