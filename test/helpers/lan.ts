@@ -20,7 +20,8 @@
 //                                               bound to local address `from`. lanRequest(...) does one.
 //   lanBurst(lan, port, reqs)                -> ONE child in the laptop namespace sends every request AT ONCE, each on its own
 //                                               TLS connection from its own `from` (default lan.laptop); a request with
-//                                               `afterWritten` starts when every request before it has been written. Each
+//                                               `afterWritten` starts when every request before it has been written,
+//                                               `afterFirstWritten: n` when the list's first n have been. Each
 //                                               response carries `ms`: from its connect to its answer (`tlsMs`: to the
 //                                               end of its TLS handshake).
 //   addLaptopAddresses(lan, addrs)           -> more addresses (198.18.7.x) for the laptop namespace: more attacking hosts.
@@ -55,6 +56,8 @@ export interface LanRequest {
   from?: string;
   /** lanBurst: started once every request before it in the list has been written. */
   afterWritten?: boolean;
+  /** lanBurst: started once the first n requests of the list have been written (an ordering, not a delay). */
+  afterFirstWritten?: number;
   /** Bytes of the response body kept (default 4 KiB). */
   maxBody?: number;
 }
@@ -275,7 +278,7 @@ if (cfg.concurrent) {
   const pending = cfg.requests.map((r, i) => {
     let mark;
     written.push(new Promise((res) => (mark = res)));
-    const start = r.afterWritten ? Promise.all(written.slice(0, i)) : Promise.resolve();
+    const start = r.afterWritten ? Promise.all(written.slice(0, i)) : r.afterFirstWritten ? Promise.all(written.slice(0, r.afterFirstWritten)) : Promise.resolve();
     return start.then(() => one(r, mark));
   });
   out.push(...(await Promise.all(pending)));

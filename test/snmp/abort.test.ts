@@ -4,11 +4,15 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { openSession, SnmpError, type SnmpCredential } from '../../src/snmp/client.js';
+import { openSession, SnmpError, type SessionOptions, type SnmpCredential, type SnmpSession } from '../../src/snmp/client.js';
 import { readHost, scan } from '../../src/snmp/scan.js';
+import { until } from '../helpers/until.js';
 
 const LOOPBACK = ['127.0.0.0/8'];
-const TIMEOUT_MS = 60_000; // no test may come near it: everything here ends by abort or close
+// Ten minutes: nothing here can end by its timeout (each test's own { timeout } is far shorter), so a
+// request that ends at all ended by abort or close. No elapsed time is measured.
+const TIMEOUT_MS = 600_000;
+const TEST_TIMEOUT = { timeout: 120_000 };
 const CREDENTIALS: SnmpCredential[] = [
   { version: 'v2c', community: 'public' },
   { version: 'v1', community: 'private' },
@@ -16,7 +20,21 @@ const CREDENTIALS: SnmpCredential[] = [
 ];
 const HOSTS = Array.from({ length: 20 }, (_, i) => `127.0.21.${231 + i}`);
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Opens real sessions and counts those not closed yet (a closed session's socket sends nothing). */
+function countingOpen() {
+  const open = new Set<SnmpSession>();
+  const openSessionCounted = (credential: SnmpCredential, options: SessionOptions): SnmpSession => {
+    const s = openSession(credential, options);
+    open.add(s);
+    const close = s.close.bind(s);
+    s.close = () => {
+      open.delete(s);
+      close();
+    };
+    return s;
+  };
+  return { openSession: openSessionCounted, openNow: () => open.size };
+}
 
 /** Silent UDP listeners on HOSTS, all on one port, counting datagrams per address. */
 let sockets: dgram.Socket[] = [];
@@ -51,46 +69,47 @@ after(() => {
 });
 
 describe('abort', () => {
-  it('SnmpSession.close() fails a request in flight at once, for v1, v2c and v3', async () => {
+  it('SnmpSession.close() fails a request in flight at once, for v1, v2c and v3', TEST_TIMEOUT, async () => {
     for (const credential of CREDENTIALS) {
       const session = openSession(credential, { host: HOSTS[0], port, timeoutMs: TIMEOUT_MS, allowedRanges: LOOPBACK });
-      const t0 = Date.now();
+      const before = received.get(HOSTS[0]) ?? 0;
       const pending = session.get(['1.3.6.1.2.1.1.1.0']);
       const walk = session.walk('1.3.6.1.2.1.43');
-      await sleep(100);
+      // Closed while a request is on the wire (the silent host has it), 10 minutes before its timeout.
+      await until(`${credential.version}: a request at the silent host`, () => (received.get(HOSTS[0]) ?? 0) > before);
       session.close();
       for (const p of [pending, walk]) {
-        await assert.rejects(p, (e: unknown) => e instanceof SnmpError && e.kind === 'closed');
+        await assert.rejects(p, (e: unknown) => e instanceof SnmpError && e.kind === 'closed', `${credential.version}: failed as closed, not by its timeout`);
       }
-      const ms = Date.now() - t0;
-      assert.ok(ms < TIMEOUT_MS, `${credential.version}: failed after ${ms} ms, not at the timeout`);
       await assert.rejects(session.get(['1.3.6.1.2.1.1.1.0']), (e: unknown) => e instanceof SnmpError && e.kind === 'closed');
     }
   });
 
-  it('readHost: abort closes every credential\'s session at once and sends nothing more', async () => {
+  it('readHost: abort closes every credential\'s session at once and sends nothing more', TEST_TIMEOUT, async () => {
     received.clear();
+    const c = countingOpen();
     const ac = new AbortController();
-    const t0 = Date.now();
-    const read = readHost(HOSTS[1], { credentials: CREDENTIALS, port, timeoutMs: TIMEOUT_MS, allowedRanges: LOOPBACK, signal: ac.signal });
-    await sleep(200);
+    const read = readHost(HOSTS[1], { credentials: CREDENTIALS, port, timeoutMs: TIMEOUT_MS, allowedRanges: LOOPBACK, signal: ac.signal, openSession: c.openSession });
+    await until('one identity probe per credential', () => total() >= CREDENTIALS.length);
     const sent = total();
     assert.equal(sent, CREDENTIALS.length, 'one identity probe per credential (v3: its engine discovery)');
+    assert.equal(c.openNow(), CREDENTIALS.length);
     ac.abort();
-    assert.equal(await read, null);
-    assert.ok(Date.now() - t0 < TIMEOUT_MS);
-    await sleep(300);
+    assert.equal(await read, null, 'ended by the abort (its timeout is 10 minutes away)');
+    // Every session closed: their sockets can send nothing more.
+    assert.equal(c.openNow(), 0, 'every session closed');
     assert.equal(total(), sent, 'nothing sent after the abort');
-    // An already aborted signal sends nothing at all.
-    assert.equal(await readHost(HOSTS[1], { credentials: CREDENTIALS, port, timeoutMs: TIMEOUT_MS, allowedRanges: LOOPBACK, signal: ac.signal }), null);
-    await sleep(100);
+    // An already aborted signal opens no session, so it sends nothing at all.
+    const none = countingOpen();
+    assert.equal(await readHost(HOSTS[1], { credentials: CREDENTIALS, port, timeoutMs: TIMEOUT_MS, allowedRanges: LOOPBACK, signal: ac.signal, openSession: none.openSession }), null);
+    assert.equal(none.openNow(), 0);
     assert.equal(total(), sent);
   });
 
-  it('scan: abort ends it at once with aborted: true; no host is probed after it', async () => {
+  it('scan: abort ends it at once with aborted: true; no host is probed after it', TEST_TIMEOUT, async () => {
     received.clear();
+    const c = countingOpen();
     const ac = new AbortController();
-    const t0 = Date.now();
     const running = scan({
       targets: HOSTS,
       credentials: CREDENTIALS.slice(0, 1),
@@ -99,16 +118,17 @@ describe('abort', () => {
       concurrency: 2,
       allowedRanges: LOOPBACK,
       signal: ac.signal,
+      openSession: c.openSession,
     });
-    await sleep(200);
+    await until('two hosts probed', () => received.size >= 2);
     assert.deepEqual([...received.keys()].sort(), HOSTS.slice(0, 2), 'two hosts in flight');
+    assert.equal(c.openNow(), 2);
     ac.abort();
     const result = await running;
-    assert.ok(Date.now() - t0 < TIMEOUT_MS);
-    assert.equal(result.aborted, true);
+    assert.equal(result.aborted, true, 'ended by the abort (its timeout is 10 minutes away)');
     assert.deepEqual(result.hosts, []);
     assert.equal(result.requests, 2);
-    await sleep(300);
+    assert.equal(c.openNow(), 0, 'every session closed: nothing more can be sent');
     assert.equal(total(), 2, 'no other address probed after the abort');
   });
 });
