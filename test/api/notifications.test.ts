@@ -8,6 +8,7 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { startAgent, writeConfig, expectJson, expectTextError, type Agent, type TestConfig } from '../helpers/agent.js';
 import { device, ndjson, MINUTE } from '../helpers/seed.js';
@@ -192,6 +193,31 @@ test('send a test: certificates are verified (a self-signed one fails until trus
   assert.deepEqual(one.results.map((r: any) => r.target), [OPS]);
   expectTextError(await post('/api/notifications/test', { target: 'other@example.test' }), 400, 'field target must be one of the e-mail addresses or webhooks in notifications.recipients');
   expectTextError(await post('/api/notifications/test', { to: OPS }), 400, 'unknown field to');
+
+  // A webhook over https, verified against ca_pem (the receiver's self-signed certificate).
+  const secureHooks: Hook[] = [];
+  const secure = https.createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => {
+      secureHooks.push({ path: req.url ?? '', headers: req.headers, body, valid: verify(req.headers, body) });
+      res.writeHead(200);
+      res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => secure.listen(0, '127.0.0.1', r));
+  try {
+    const secureUrl = `https://127.0.0.1:${(secure.address() as { port: number }).port}/hook`;
+    expectJson(await post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook'), secureUrl] }] } }));
+    const viaHttps = expectJson(await post('/api/notifications/test', { target: secureUrl })) as any;
+    assert.deepEqual(viaHttps.results, [{ channel: 'webhook', target: secureUrl, ok: true }]);
+    assert.equal(secureHooks.length, 1);
+    assert.equal(secureHooks[0].valid, true);
+    expectJson(await post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook')] }] } }));
+  } finally {
+    secure.close();
+  }
 
   // TLS from the start (465-style), same certificate.
   expectJson(await post('/settings', { notifications: { smtp_port: smtpTls.port, smtp_security: 'tls' } }));
