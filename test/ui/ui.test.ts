@@ -419,6 +419,7 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
     expectJson(await post('/settings', { alerts: { jam: true } }));
     await desktop.waitForFunction(() => /HTTP 500/.test(document.getElementById('notify-outbox')?.textContent ?? ''), undefined, { timeout: 60_000 });
     assert.ok(calls.filter((c) => c === '/ok').length >= 2, 'the alert reached the working webhook');
+    await desktop.locator('#notifications').screenshot({ path: join(shots, 'notifications-desktop.png') });
     await accessible(desktop, 'settings with notifications');
     assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
   } finally {

@@ -759,7 +759,7 @@
     function addRule(r) {
       const i = rules.length;
       const row = {
-        kinds: h('select', { multiple: true, size: 4 }, Object.entries(ALERT_KIND_NAMES).map(([v, t]) => h('option', { value: v, text: t, selected: !!r && r.kinds.includes(v) }))),
+        kinds: h('select', { multiple: true, size: 8 }, Object.entries(ALERT_KIND_NAMES).map(([v, t]) => h('option', { value: v, text: t, selected: !!r && r.kinds.includes(v) }))),
         severities: h('select', {}, [['', 'Any'], ['critical', 'Critical only'], ['warning', 'Warning only']]
           .map(([v, t]) => h('option', { value: v, text: t, selected: r ? (r.severities.length === 1 ? r.severities[0] === v : v === '') : v === '' }))),
         emails: h('textarea', { rows: 2, spellcheck: 'false' }),
