@@ -48,6 +48,11 @@ export class NotificationDispatcher {
   private running = false;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
+  /**
+   * Rows whose attempt could not be recorded (a card that takes no writes): not tried again before
+   * this time in this run (Infinity: delivered), so a failed write never turns into a send loop.
+   */
+  private readonly held = new Map<number, number>();
 
   constructor(private readonly deps: DispatcherDeps) {}
 
@@ -97,7 +102,9 @@ export class NotificationDispatcher {
     } catch (err) {
       this.deps.log.warn({ err: (err as Error).message }, 'notifications: reading the outbox failed');
     }
-    const wait = next === undefined ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, next - this.deps.now()));
+    // A held row stays due in the table: wait the full period rather than wake for it at once.
+    const soonest = this.held.size ? Math.max(next ?? 0, this.deps.now() + MAX_SLEEP_MS) : next;
+    const wait = soonest === undefined ? MAX_SLEEP_MS : Math.min(MAX_SLEEP_MS, Math.max(0, soonest - this.deps.now()));
     this.timer = setTimeout(() => void this.sendDue(), wait);
     this.timer.unref();
   }
@@ -107,7 +114,8 @@ export class NotificationDispatcher {
     this.running = true;
     try {
       for (;;) {
-        const due = this.deps.outbox.due(this.deps.now());
+        const now = this.deps.now();
+        const due = this.deps.outbox.due(now).filter((r) => (this.held.get(r.id) ?? 0) <= now);
         if (!due.length || this.stopped) break;
         for (const row of due) {
           if (this.stopped) break;
@@ -130,19 +138,27 @@ export class NotificationDispatcher {
     } catch (err) {
       const reason = (err as Error).message || String(err);
       if (this.stopped) return; // the database may be closing; the row is tried again at the next start
-      if (row.attempts + 1 >= this.deps.maxAttempts) {
-        outbox.markFailed(row.id, reason);
-        log.error({ ...what, err: reason }, `notification failed after ${row.attempts + 1} attempts: not sent`);
-      } else {
-        const delay = Math.min(MAX_BACKOFF_MS, this.deps.retryFirstMs * 2 ** row.attempts);
-        outbox.markRetry(row.id, now() + delay, reason);
-        log.warn({ ...what, err: reason, retry_in_s: Math.round(delay / 1000) }, 'notification not delivered: retried later');
-      }
+      const last = row.attempts + 1 >= this.deps.maxAttempts;
+      const delay = Math.min(MAX_BACKOFF_MS, this.deps.retryFirstMs * 2 ** row.attempts);
+      this.record(row.id, last ? Infinity : now() + delay, () => (last ? outbox.markFailed(row.id, reason) : outbox.markRetry(row.id, now() + delay, reason)));
+      if (last) log.error({ ...what, err: reason }, `notification failed after ${row.attempts + 1} attempts: not sent`);
+      else log.warn({ ...what, err: reason, retry_in_s: Math.round(delay / 1000) }, 'notification not delivered: retried later');
       return;
     }
     if (this.stopped) return;
-    outbox.markSent(row.id, now());
+    this.record(row.id, Infinity, () => outbox.markSent(row.id, now()));
     log.info(what, 'notification delivered');
+  }
+
+  /** Records an attempt; when the write fails, holds the row in memory until `holdUntil`. */
+  private record(id: number, holdUntil: number, write: () => void): void {
+    try {
+      write();
+      this.held.delete(id);
+    } catch (err) {
+      this.held.set(id, holdUntil);
+      this.deps.log.error({ outbox_id: id, err: (err as Error).message }, 'notification attempt not recorded (the card takes no writes): the message is held in memory for this run');
+    }
   }
 
   private async send(channel: Channel, target: string, id: number, alerts: AlertJson[], test = false): Promise<void> {
