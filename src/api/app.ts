@@ -28,6 +28,7 @@ import * as devicePreviewRoutes from './routes/device-preview.js';
 import * as reportRoutes from './routes/report.js';
 import * as forecastRoutes from './routes/forecast.js';
 import * as alertRoutes from './routes/alerts.js';
+import * as notificationRoutes from './routes/notifications.js';
 import * as printerListRoutes from './routes/printers.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -52,6 +53,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   reportRoutes,
   forecastRoutes,
   alertRoutes,
+  notificationRoutes,
   printerListRoutes,
 ];
 

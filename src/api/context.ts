@@ -18,6 +18,8 @@ import type { StorageGuard } from '../store/storage-guard.js';
 import type { UpdateService } from '../update/service.js';
 import type { AlertStore } from '../store/alerts.js';
 import type { AlertService } from '../alerts/service.js';
+import type { OutboxStore } from '../notify/outbox.js';
+import type { NotificationDispatcher } from '../notify/dispatcher.js';
 
 export interface AgentContext {
   config: Config;
@@ -45,6 +47,8 @@ export interface AgentContext {
   updates?: UpdateService;
   alerts: AlertStore;
   alertService: AlertService;
+  outbox: OutboxStore;
+  notifications: NotificationDispatcher;
   /** Clock for the API (tests of tier windows run against real time). */
   now(): number;
 }

@@ -10,6 +10,8 @@ import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
 import { AlertStore } from '../store/alerts.js';
 import { AlertService, alertJson } from '../alerts/service.js';
+import { OutboxStore } from '../notify/outbox.js';
+import { NotificationDispatcher } from '../notify/dispatcher.js';
 import { SessionStore } from '../auth/sessions.js';
 import { createHandler } from '../api/app.js';
 import { RequestFacts } from '../auth/request-facts.js';
@@ -110,9 +112,13 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   void dummyHash(); // made now, so the first unknown name costs no more than later ones
   const alerts = new AlertStore(db);
   const alertService = new AlertService({ alerts, devices, metrics, events, settings, log, now });
+  const outbox = new OutboxStore(db);
+  const notifications = new NotificationDispatcher({
+    outbox, settings, events, log, now, retryFirstMs: config.notifications.retry_first_ms, maxAttempts: config.notifications.max_attempts,
+  });
   const ctx: AgentContext = {
     config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, hashQueue, deviceCookies, events, settings, discovery,
-    storage, now, alerts, alertService,
+    storage, now, alerts, alertService, outbox, notifications,
   };
   try {
     if (config.web.auth.mode === 'password' && ensureSetupCode(accounts, config.data_dir)) {
@@ -158,6 +164,8 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const rollupSchedule = startRollupSchedule(db, log);
   rollups.makeRoom = () => rollupSchedule.makeRoom();
   storage.start();
+  // Before the alerts: those judged at start are heard, and messages a last run left are sent.
+  notifications.start();
   alertService.start();
   const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
@@ -189,6 +197,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopProvisionWatch();
     stopDiscovery();
     alertService.stop();
+    notifications.stop();
     storage.stop();
     const parts: [string, () => Promise<void>][] = [
       ['http listeners', () => listeners.close()],

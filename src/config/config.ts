@@ -46,6 +46,13 @@ export interface Config {
     /** The largest bundle the box downloads. */
     max_bundle_mb: number;
   };
+  /** Alert notifications' retries (notify/dispatcher.ts); where they go is the `notifications` setting. */
+  notifications: {
+    /** The first retry of an undelivered message after this long; each next one doubles (at most an hour). */
+    retry_first_ms: number;
+    /** Attempts at one message before it is marked failed. */
+    max_attempts: number;
+  };
 }
 
 export function defaultConfig(): Config {
@@ -66,6 +73,7 @@ export function defaultConfig(): Config {
     log: { level: 'info' },
     storage: { reserve_mb: 64 },
     update: { url: '', max_bundle_mb: 1024 },
+    notifications: { retry_first_ms: 30_000, max_attempts: 10 },
   };
 }
 
@@ -151,6 +159,7 @@ const schema: Schema = {
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
   storage: { reserve_mb: intIn(0, 1_048_576) },
   update: { url: isUrl, max_bundle_mb: intIn(1, 65_536) },
+  notifications: { retry_first_ms: intIn(100, 3_600_000), max_attempts: intIn(1, 100) },
 };
 
 function merge(target: Record<string, unknown>, input: Record<string, unknown>, s: Schema, prefix: string): void {

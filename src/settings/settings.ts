@@ -4,7 +4,9 @@
 import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
 import type { LogLevel } from '../config/config.js';
 import { inheritedKeyProblem, ownValue } from '../model/inherited-keys.js';
-import { DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
+import { X509Certificate } from 'node:crypto';
+import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
+import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from '../notify/recipients.js';
 
 export interface V3Setting {
   user: string;
@@ -63,6 +65,8 @@ export interface Settings {
   };
   /** Alert rules (alerts/rules.ts): thresholds, and which printer states open an alert. */
   alerts: AlertRules;
+  /** Where alerts are sent (notify/): e-mail over SMTP, signed webhooks, per-rule recipients, a digest. */
+  notifications: NotificationSettings;
 }
 
 export interface SettingsDefaults {
@@ -115,6 +119,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     log: { level: d.log_level ?? 'info' },
     update: { url: d.update_url ?? '' },
     alerts: { ...DEFAULT_ALERT_RULES },
+    notifications: structuredClone(DEFAULT_NOTIFICATIONS),
   };
 }
 
@@ -207,6 +212,80 @@ const secret: Rule = (v, f, current) => {
   return v === '' ? current : v;
 };
 
+// ---- notifications: addresses, hosts and URLs a person types, refused when they cannot work.
+const EMAIL = /^[^\s@<>(),;:"[\]\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*$/;
+const emailAddress = (v: unknown, f: string): string => {
+  if (typeof v !== 'string' || v.length > 254 || !EMAIL.test(v)) throw new SettingsError(`${f} must be an e-mail address (name@host)`);
+  return v;
+};
+const emailOrEmpty: Rule = (v, f) => (v === '' ? v : emailAddress(v, f));
+const smtpHost: Rule = (v, f) => {
+  if (typeof v !== 'string' || v.length > 253 || !/^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?|[0-9A-Fa-f:]+)?$/.test(v)) {
+    throw new SettingsError(`${f} must be a host name or IP address, or "" (no e-mail)`);
+  }
+  return v;
+};
+const shortString =
+  (max: number): Rule =>
+  (v, f) => {
+    if (typeof v !== 'string' || v.length > max) throw new SettingsError(`${f} must be a string of at most ${max} characters`);
+    return v;
+  };
+const caPem: Rule = (v, f) => {
+  if (typeof v !== 'string' || v.length > 16_384) throw new SettingsError(`${f} must be a PEM certificate of at most 16384 characters, or ""`);
+  if (v === '') return v;
+  try {
+    new X509Certificate(v);
+  } catch {
+    throw new SettingsError(`${f} is not a PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  }
+  return v;
+};
+/** A webhook: http(s) only, no credentials in it (GET shows URLs; the secret is webhook_secret). */
+export function webhookUrlProblem(v: unknown): string | undefined {
+  if (typeof v !== 'string' || v.length > 2048) return 'must be an http:// or https:// URL of at most 2048 characters';
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    return 'must be an http:// or https:// URL';
+  }
+  if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must be an http:// or https:// URL';
+  if (u.username || u.password) return 'must not carry a user name or password (the request is signed with webhook_secret)';
+  return undefined;
+}
+const listOf = (v: unknown, f: string, max: number, what: string): unknown[] => {
+  if (!Array.isArray(v) || v.length > max) throw new SettingsError(`${f} must be a list of at most ${max} ${what}`);
+  return v;
+};
+const recipientRules: Rule = (v, f) =>
+  listOf(v, f, 16, 'rules').map((entry, i): RecipientRule => {
+    const at = `${f}[${i}]`;
+    if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) throw new SettingsError(`${at} must be an object`);
+    const e = entry as Record<string, unknown>;
+    for (const k of Object.keys(e)) if (!['kinds', 'severities', 'emails', 'webhooks'].includes(k)) throw new SettingsError(`unknown setting ${at}.${k}`);
+    const kinds = listOf(e.kinds ?? [], `${at}.kinds`, ALERT_KINDS.length, 'alert kinds').map((k) => oneOf(...ALERT_KINDS)(k, `${at}.kinds`, undefined));
+    const severities = listOf(e.severities ?? [], `${at}.severities`, 2, 'severities').map((k) => oneOf('critical', 'warning')(k, `${at}.severities`, undefined));
+    const emails = listOf(e.emails ?? [], `${at}.emails`, 16, 'e-mail addresses').map((a) => emailAddress(a, `${at}.emails`));
+    const webhooks = listOf(e.webhooks ?? [], `${at}.webhooks`, 4, 'webhook URLs').map((w) => {
+      const problem = webhookUrlProblem(w);
+      if (problem) throw new SettingsError(`${at}.webhooks ${problem}`);
+      return w as string;
+    });
+    if (!emails.length && !webhooks.length) throw new SettingsError(`${at} must name at least one e-mail address or webhook`);
+    return { kinds: [...new Set(kinds)], severities: [...new Set(severities)], emails: [...new Set(emails)], webhooks: [...new Set(webhooks)] } as RecipientRule;
+  });
+
+/** What one field cannot say alone; named by the field to change. */
+function notificationsProblem(n: NotificationSettings): string | undefined {
+  const emails = n.recipients.some((r) => r.emails.length);
+  if (emails && n.smtp_host === '') return 'notifications.smtp_host must be set: a rule names e-mail addresses';
+  if (emails && n.smtp_from === '') return 'notifications.smtp_from must be set: a rule names e-mail addresses';
+  if (n.smtp_security === 'none' && n.smtp_user !== '') return 'notifications.smtp_security must be starttls or tls when smtp_user is set (the password would cross the network in clear)';
+  if (n.recipients.some((r) => r.webhooks.length) && n.webhook_secret === '') return 'notifications.webhook_secret must be set: a rule names webhooks';
+  return undefined;
+}
+
 const RULES: Record<string, Record<string, Rule>> = {
   discovery: {
     subnet_scan: bool,
@@ -238,7 +317,23 @@ const RULES: Record<string, Record<string, Rule>> = {
     offline_after_minutes: int(0, 10_080),
     counter_backwards: bool,
   },
+  notifications: {
+    smtp_host: smtpHost,
+    smtp_port: int(1, 65_535),
+    smtp_security: oneOf('starttls', 'tls', 'none'),
+    smtp_user: shortString(256),
+    smtp_password: secret,
+    smtp_from: emailOrEmpty,
+    ca_pem: caPem,
+    smtp_allow_self_signed: bool,
+    webhook_secret: secret,
+    digest_minutes: int(0, 1440),
+    recipients: recipientRules,
+  },
 };
+
+/** Read-only keys GET /settings shows in `notifications`; a client that sends them back changes nothing. */
+const SHOWN_ONLY = new Set(['smtp_password_set', 'webhook_secret_set']);
 
 /** Applies a partial update to `current`; throws SettingsError naming the first bad field. */
 export function mergeSettings(current: Settings, patch: unknown): Settings {
@@ -257,10 +352,15 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
     for (const [key, value] of Object.entries(values)) {
       // GET shows the link's state as server.link; a client that sends it back changes nothing.
       if (section === 'server' && key === 'link') continue;
+      if (section === 'notifications' && SHOWN_ONLY.has(key)) continue;
       const rule = ownValue(rules, key);
       if (!rule) throw new SettingsError(`unknown setting ${section}.${key}`);
       next[section][key] = rule(value, `${section}.${key}`, next[section][key]);
     }
+  }
+  if (Object.hasOwn(patch, 'notifications')) {
+    const problem = notificationsProblem(next.notifications as unknown as NotificationSettings);
+    if (problem) throw new SettingsError(problem);
   }
   return next as unknown as Settings;
 }
@@ -290,10 +390,13 @@ export function knownSettingsOnly(stored: unknown): { known: Record<string, Reco
   return { known, unknown };
 }
 
-/** What GET /settings shows: everything but secrets (SNMPv3 keys, the enrollment token). */
+/** What GET /settings shows: everything but secrets (SNMPv3 keys, the enrollment token, the SMTP password, the webhook secret). */
 export function publicSettings(s: Settings): Settings {
   const copy = structuredClone(s);
   copy.server.enrollment_token = '';
   copy.snmp.v3 = copy.snmp.v3.map((u) => ({ ...u, auth_key: '', priv_key: '' }));
+  // Write-only: shown as "" with whether one is set, so a person knows without seeing it.
+  const n = s.notifications;
+  copy.notifications = { ...copy.notifications, smtp_password: '', webhook_secret: '', smtp_password_set: n.smtp_password !== '', webhook_secret_set: n.webhook_secret !== '' } as NotificationSettings;
   return copy;
 }

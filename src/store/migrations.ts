@@ -310,6 +310,33 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    // notify/ (issue 36): the outbox of alert notifications. A row is one message to one recipient
+    // (an e-mail address or a webhook URL); while `collect_until` has not passed, alerts opened for
+    // the same recipient join it (the digest). It survives a restart and a mail server that is
+    // down: pending rows are retried with backoff until delivered or `failed`.
+    version: 12,
+    description: 'notification outbox: e-mail and webhook messages, retried until delivered or failed',
+    up(db) {
+      db.exec(`
+        CREATE TABLE notification_outbox (
+          id INTEGER PRIMARY KEY,
+          channel TEXT NOT NULL,                           -- email | webhook
+          target TEXT NOT NULL,                            -- one e-mail address or one webhook URL
+          alerts TEXT NOT NULL,                            -- JSON array of alerts (GET /api/alerts shape)
+          state TEXT NOT NULL DEFAULT 'pending',           -- pending | sent | failed
+          attempts INTEGER NOT NULL DEFAULT 0,
+          created_at INTEGER NOT NULL,                     -- epoch ms
+          collect_until INTEGER NOT NULL,                  -- epoch ms: alerts join the row until then
+          next_attempt_at INTEGER NOT NULL,                -- epoch ms
+          sent_at INTEGER,                                 -- epoch ms, once delivered
+          last_error TEXT
+        );
+        CREATE INDEX notification_outbox_due ON notification_outbox (next_attempt_at) WHERE state = 'pending';
+        CREATE INDEX notification_outbox_by_state ON notification_outbox (state, id);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -114,6 +114,7 @@ const ROUTES: { path: string; body: Json }[] = [
   { path: '/api/report/stream', body: { device_serial: SAVED, issue_type: 'other', description: 'a report' } },
   { path: '/api/autoupdate/force', body: { reason: 'a reason' } },
   { path: '/api/alerts/acknowledge', body: { id: 1 } },
+  { path: '/api/notifications/test', body: { target: 'ops@example.test' } },
   { path: '/api/v1/auth/login', body: { username: 'admin', password: PASSWORD } },
   { path: '/api/v1/auth/password', body: { current_password: PASSWORD, new_password: 'another long password' } },
   { path: '/api/v1/auth/setup', body: { setup_code: 'AAAA-BBBB-CCCC', username: 'admin', password: PASSWORD } },

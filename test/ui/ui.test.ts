@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import http from 'node:http';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { importNdjson, repoRoot, runCli, startAgent, expectJson, type Agent } from '../helpers/agent.js';
@@ -369,6 +370,62 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   await fitsWidth(phone, 'alerts (phone)');
   await accessible(phone, 'alerts (phone)');
   assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
+});
+
+test('notifications: a settings part with rules, write-only secrets, "Send a test" and the outbox\'s failures', { skip }, async () => {
+  // A webhook receiver on loopback: /ok answers 204, /down 500 (a failing delivery to show).
+  const calls: string[] = [];
+  const receiver = http.createServer((req, res) => {
+    calls.push(req.url ?? '');
+    req.resume();
+    req.on('end', () => {
+      res.writeHead(req.url === '/ok' ? 204 : 500);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const url = (p: string) => `http://127.0.0.1:${(receiver.address() as { port: number }).port}${p}`;
+  try {
+    await go(desktop, '#/settings', '#settings-notifications');
+    assert.equal(await desktop.getAttribute('#s-notifications-webhook_secret', 'placeholder'), 'not set');
+    // A rule with a bad address: refused under its field, nothing saved.
+    await desktop.click('#notify-add-rule');
+    await desktop.fill('#s-notifications-recipients-0--emails', 'not-an-address');
+    await desktop.click('#settings-notifications button[type="submit"]');
+    await desktop.waitForFunction(() => /e-mail address/.test(document.getElementById('s-notifications-recipients-0--emails-err')?.textContent ?? ''));
+    assert.deepEqual((expectJson(await agent.get('/settings')) as any).notifications.recipients, []);
+    // A webhook rule with a secret, each alert at once.
+    await desktop.fill('#s-notifications-recipients-0--emails', '');
+    await desktop.fill('#s-notifications-recipients-0--webhooks', `${url('/ok')}\n${url('/down')}`);
+    await desktop.fill('#s-notifications-webhook_secret', 'ui-secret-0123456789');
+    await desktop.fill('#s-notifications-digest_minutes', '0');
+    await desktop.click('#settings-notifications button[type="submit"]');
+    await desktop.waitForFunction(() => document.getElementById('settings-notifications-msg')?.textContent === 'Saved.');
+    assert.equal(await desktop.inputValue('#s-notifications-webhook_secret'), '', 'the secret is not kept in the page');
+    assert.equal(await desktop.getAttribute('#s-notifications-webhook_secret', 'placeholder'), 'set (unchanged)');
+    const n = (expectJson(await agent.get('/settings')) as any).notifications;
+    assert.deepEqual(n.recipients, [{ kinds: [], severities: [], emails: [], webhooks: [url('/ok'), url('/down')] }]);
+    assert.equal(n.webhook_secret_set, true);
+    // Send a test: one delivered, one not, each said.
+    await desktop.click('#notify-test');
+    await desktop.waitForFunction(() => document.querySelectorAll('#notify-test-result li').length === 2);
+    const result = (await desktop.textContent('#notify-test-result')) ?? '';
+    assert.match(result, /Delivered to http:\/\/127\.0\.0\.1:\d+\/ok/);
+    assert.match(result, /Not delivered to http:\/\/127\.0\.0\.1:\d+\/down: HTTP 500/);
+    // An alert opened (the jam rule turned off and on again): the failing delivery is listed with why.
+    const jamOpen = async () => (expectJson(await agent.get('/api/alerts')) as any[]).some((a) => a.kind === 'jam');
+    expectJson(await post('/settings', { alerts: { jam: false } }));
+    for (const end = Date.now() + 60_000; (await jamOpen()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200));
+    expectJson(await post('/settings', { alerts: { jam: true } }));
+    await desktop.waitForFunction(() => /HTTP 500/.test(document.getElementById('notify-outbox')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    assert.ok(calls.filter((c) => c === '/ok').length >= 2, 'the alert reached the working webhook');
+    await desktop.locator('#notifications').screenshot({ path: join(shots, 'notifications-desktop.png') });
+    await accessible(desktop, 'settings with notifications');
+    assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
+  } finally {
+    expectJson(await post('/settings', { notifications: { recipients: [] } }));
+    receiver.close();
+  }
 });
 
 test('printer page: identity, edit with the lock rule, chart period switch and custom range, read now, delete', { skip }, async () => {

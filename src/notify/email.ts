@@ -1,0 +1,46 @@
+// E-mail over SMTP with nodemailer: STARTTLS required (`starttls`) or TLS from the start (`tls`),
+// with authentication when a user is set; certificates verified against the system's CAs and
+// `ca_pem`, unless `smtp_allow_self_signed` says otherwise. One connection per message: alerts are
+// few, and a message never waits on a pooled connection a dead server left half open.
+import nodemailer from 'nodemailer';
+import { rootCertificates } from 'node:tls';
+import type { NotificationSettings } from './recipients.js';
+
+/** Each step's deadline: connecting, the greeting, and silence on the socket. */
+const TIMEOUT_MS = 15_000;
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+}
+
+/** Sends one message; rejects with the server's or the network's reason. */
+export async function sendEmail(n: NotificationSettings, mail: Mail): Promise<void> {
+  const transport = nodemailer.createTransport(
+    {
+      host: n.smtp_host,
+      port: n.smtp_port,
+      secure: n.smtp_security === 'tls',
+      requireTLS: n.smtp_security === 'starttls',
+      ignoreTLS: n.smtp_security === 'none',
+      auth: n.smtp_user ? { user: n.smtp_user, pass: n.smtp_password } : undefined,
+      tls: {
+        // The system's CAs and the site's own, when given (a private CA for a site mail server).
+        ca: n.ca_pem ? [...rootCertificates, n.ca_pem] : undefined,
+        rejectUnauthorized: !n.smtp_allow_self_signed,
+        minVersion: 'TLSv1.2',
+      },
+      connectionTimeout: TIMEOUT_MS,
+      greetingTimeout: TIMEOUT_MS,
+      socketTimeout: TIMEOUT_MS,
+    },
+    // The message is ours, but nothing in it may make nodemailer read a file or fetch a URL.
+    { disableFileAccess: true, disableUrlAccess: true },
+  );
+  try {
+    await transport.sendMail({ from: n.smtp_from, to: mail.to, subject: mail.subject, text: mail.text });
+  } finally {
+    transport.close();
+  }
+}
