@@ -15,7 +15,7 @@ const LIVE_WAIT_MS = 5000;
 export const POLL_S = 15;
 const RETRY_MS = 30000;
 /** The stream's events the page listens to. @type {EventName[]} */
-const STREAMED = ['discovery_update', 'device_change', 'server_status', 'storage_status'];
+const STREAMED = ['discovery_update', 'device_change', 'server_status', 'storage_status', 'update_progress', 'alert'];
 
 const live = {
   /** @type {EventSource | null} */ source: null,
