@@ -27,7 +27,7 @@ export function loginPage(view: LoginView, returnTo: string): string {
 <link rel="icon" href="favicon.ico" type="image/svg+xml">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.4 system-ui,sans-serif;max-width:24rem;margin:3rem auto;padding:0 1rem;color:#1d2733}
-label{display:block;margin:.6rem 0}input{display:block;width:100%;font:inherit;padding:.3rem}#error{color:#b00020}</style>
+label{display:block;margin:.6rem 0}input{display:block;box-sizing:border-box;width:100%;font:inherit;padding:.3rem}#error{color:#b00020}</style>
 </head><body data-return-to="${escapeHtml(returnTo)}"><main><h1>PrintBox</h1>
 ${FORMS[view]}
 </main><script src="login.js"></script></body></html>
