@@ -36,9 +36,9 @@ writeFileSync(join(root, 'dist/ui-types/openapi.d.ts'), astToString(await openap
 tsc(join(root, 'src/ui/assets'));
 
 // The web UI's modules and style sheet, and uPlot (a development dependency: the box gets the
-// copy, its ES module build as one of the UI's modules), beside the compiled src/ui/page.js, which
-// reads them once at start-up. The modules' directory is made afresh: a module that is gone from
-// the sources must not be served.
+// copy; page.ts makes it one of the UI's modules), beside the compiled src/ui/page.js, which reads
+// them once at start-up. The modules' directory is made afresh: a module that is gone from the
+// sources must not be served.
 const uiAssets = join(root, 'dist/src/ui/assets');
 rmSync(join(uiAssets, 'js'), { recursive: true, force: true });
 mkdirSync(join(uiAssets, 'js'), { recursive: true });
@@ -46,8 +46,7 @@ for (const f of readdirSync(join(root, 'src/ui/assets/js')).filter((n) => n.ends
   copyFileSync(join(root, 'src/ui/assets/js', f), join(uiAssets, 'js', f));
 }
 copyFileSync(join(root, 'src/ui/assets/app.css'), join(uiAssets, 'app.css'));
-copyFileSync(join(root, 'node_modules/uplot/dist/uPlot.esm.js'), join(uiAssets, 'js/uplot.js'));
-copyFileSync(join(root, 'node_modules/uplot/dist/uPlot.min.css'), join(uiAssets, 'uPlot.min.css'));
+for (const f of ['uPlot.iife.min.js', 'uPlot.min.css']) copyFileSync(join(root, 'node_modules/uplot/dist', f), join(uiAssets, f));
 copyFileSync(join(root, 'node_modules/uplot/LICENSE'), join(uiAssets, 'uPlot.LICENSE'));
 
 const epoch = process.env.SOURCE_DATE_EPOCH;

@@ -18,11 +18,14 @@ function firstFile(what: string, candidates: string[]): string {
   throw new Error(`web UI asset ${what} is missing: run npm run build`);
 }
 const asset = (name: string): string =>
-  firstFile(name, [`./assets/${name}`, `../../../src/ui/assets/${name}`, `../../../node_modules/uplot/dist/${name}`]);
+  firstFile(name, [`./assets/${name}`, `../../../src/ui/assets/${name}`, `../../../node_modules/uplot/dist/${name}`,
+    `../../../node_modules/uplot/${name.replace('uPlot.', '')}`]);
 
-// uPlot is MIT-licensed: its notice travels with it.
-const UPLOT_LICENSE = firstFile('uPlot.LICENSE', ['./assets/uPlot.LICENSE', '../../../node_modules/uplot/LICENSE']);
-const UPLOT_JS = firstFile('uplot.js', ['./assets/js/uplot.js', '../../../node_modules/uplot/dist/uPlot.esm.js']);
+// uPlot is MIT-licensed: its notice travels with it. The package's ES module build is not minified
+// (145 kB); its minified build (51 kB) is a script that declares `var uPlot`, which a module keeps
+// to itself: exporting that variable makes it the module ui/uplot.js.
+const UPLOT_LICENSE = asset('uPlot.LICENSE');
+const UPLOT_JS = `${asset('uPlot.iife.min.js').trimEnd()}\nexport default uPlot;\n`;
 const UPLOT_CSS = asset('uPlot.min.css');
 const APP_CSS = asset('app.css');
 
