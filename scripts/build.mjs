@@ -18,7 +18,8 @@ function git(args) {
   }
 }
 
-const tsc = (project) => execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { stdio: 'inherit' });
+const tsc = (project) =>
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { stdio: 'inherit' });
 tsc(root);
 
 // yaml is a development dependency: the build has it, the box gets only the JSON.

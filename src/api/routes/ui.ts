@@ -3,9 +3,9 @@
 // If-None-Match, and one that accepts gzip gets them compressed. The modules are asked for by
 // <script type="module"> and its imports, in CORS mode: always same-origin (the page's own origin,
 // or the central server's that relays the box), so they need no CORS header, only a JavaScript
-// MIME type, which module scripts are strict about. A name that is not a module is a 404. /favicon.ico (ui/favicon.ts, public: the sign-in page
-// shows it) is an SVG; the pages name it relatively, so under a prefix that serves the box it is
-// asked under the prefix.
+// MIME type, which module scripts are strict about. A name that is not a module is a 404.
+// /favicon.ico (ui/favicon.ts, public: the sign-in page shows it) is an SVG; the pages name it
+// relatively, so under a prefix that serves the box it is asked under the prefix.
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MODULES, PAGE, type Served } from '../../ui/page.js';
