@@ -46,7 +46,7 @@ mkdirSync(join(uiAssets, 'js'), { recursive: true });
 for (const f of readdirSync(join(root, 'src/ui/assets/js')).filter((n) => n.endsWith('.js'))) {
   copyFileSync(join(root, 'src/ui/assets/js', f), join(uiAssets, 'js', f));
 }
-copyFileSync(join(root, 'src/ui/assets/app.css'), join(uiAssets, 'app.css'));
+for (const f of ['app.css', 'login.js']) copyFileSync(join(root, 'src/ui/assets', f), join(uiAssets, f));
 for (const f of ['uPlot.iife.min.js', 'uPlot.min.css']) copyFileSync(join(root, 'node_modules/uplot/dist', f), join(uiAssets, f));
 copyFileSync(join(root, 'node_modules/uplot/LICENSE'), join(uiAssets, 'uPlot.LICENSE'));
 
