@@ -1,10 +1,10 @@
 // Compiles the TypeScript sources, turns docs/openapi.yaml into the JSON the agent serves
-// (dist/src/api/openapi.json, GET /api/openapi.json), and records what /api/version reports
-// about this build.
+// (dist/src/api/openapi.json, GET /api/openapi.json), checks the web UI's modules against it,
+// and records what /api/version reports about this build.
 // Build facts come from the environment when the image build sets them (reproducible builds),
 // else from git and the clock.
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -18,7 +18,9 @@ function git(args) {
   }
 }
 
-execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', root], { stdio: 'inherit' });
+const tsc = (project) =>
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { stdio: 'inherit' });
+tsc(root);
 
 // yaml is a development dependency: the build has it, the box gets only the JSON.
 const { parse } = await import('yaml');
@@ -26,11 +28,25 @@ const openapi = parse(readFileSync(join(root, 'docs/openapi.yaml'), 'utf8'));
 mkdirSync(join(root, 'dist/src/api'), { recursive: true });
 writeFileSync(join(root, 'dist/src/api/openapi.json'), JSON.stringify(openapi) + '\n');
 
-// The web UI's script and style sheet, and uPlot (a development dependency: the box gets the copy),
-// beside the compiled src/ui/page.js, which reads them once at start-up.
+// The web UI's modules are checked by tsc from their JSDoc (src/ui/assets/tsconfig.json), with the
+// API's types made from the same document by openapi-typescript (a development dependency), so an
+// API shape the UI reads wrongly fails the build.
+const { default: openapiTS, astToString } = await import('openapi-typescript');
+mkdirSync(join(root, 'dist/ui-types'), { recursive: true });
+writeFileSync(join(root, 'dist/ui-types/openapi.d.ts'), astToString(await openapiTS(openapi)));
+tsc(join(root, 'src/ui/assets'));
+
+// The web UI's modules and style sheet, and uPlot (a development dependency: the box gets the
+// copy; page.ts makes it one of the UI's modules), beside the compiled src/ui/page.js, which reads
+// them once at start-up. The modules' directory is made afresh: a module that is gone from the
+// sources must not be served.
 const uiAssets = join(root, 'dist/src/ui/assets');
-mkdirSync(uiAssets, { recursive: true });
-for (const f of ['app.js', 'app.css']) copyFileSync(join(root, 'src/ui/assets', f), join(uiAssets, f));
+rmSync(join(uiAssets, 'js'), { recursive: true, force: true });
+mkdirSync(join(uiAssets, 'js'), { recursive: true });
+for (const f of readdirSync(join(root, 'src/ui/assets/js')).filter((n) => n.endsWith('.js'))) {
+  copyFileSync(join(root, 'src/ui/assets/js', f), join(uiAssets, 'js', f));
+}
+for (const f of ['app.css', 'login.js']) copyFileSync(join(root, 'src/ui/assets', f), join(uiAssets, f));
 for (const f of ['uPlot.iife.min.js', 'uPlot.min.css']) copyFileSync(join(root, 'node_modules/uplot/dist', f), join(uiAssets, f));
 copyFileSync(join(root, 'node_modules/uplot/LICENSE'), join(uiAssets, 'uPlot.LICENSE'));
 

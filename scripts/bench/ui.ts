@@ -1,7 +1,8 @@
 // The web UI's weight and speed (issue 19), against a real agent in real Chromium:
 //   npm run build && node dist/scripts/bench/ui.js [--runs N] [--devices N] [--cpu-throttle X]
-// 1. Page weight: GET / and /ui.js as served (gzip when asked: what a browser receives), the
-//    uPlot part of the script alone, and the bytes a second visit costs (304 for both).
+// 1. Page weight: GET / and the UI's modules (ui/*.js, every one the page preloads) as served (gzip
+//    when asked: what a browser receives), uPlot's module alone, and the bytes a second visit costs
+//    (304 for each).
 // 2. Time to first render: navigation start to the Printers page's list drawn (from /devices/list,
 //    meters pending), and to the page complete (--devices saved printers, each with a latest
 //    reading: the page asks for each one's profile, which carries it).
@@ -13,7 +14,6 @@
 // Chromium is launched with the test's flags: nothing leaves the machine.
 import { existsSync } from 'node:fs';
 import https from 'node:https';
-import { gzipSync } from 'node:zlib';
 import { startAgent } from '../../test/helpers/agent.js';
 import { DAY, HOUR, MINUTE, bucketStart, device, metrics, ndjson, type MetricsLine } from '../../test/helpers/seed.js';
 
@@ -71,14 +71,25 @@ async function main(): Promise<void> {
     const port = agent.httpsPort;
     // 1. Weight.
     const page = await get(port, '/', { 'Accept-Encoding': 'gzip' });
-    const js = await get(port, '/ui.js', { 'Accept-Encoding': 'gzip' });
     const pagePlain = await get(port, '/', {});
-    const jsPlain = await get(port, '/ui.js', {});
-    const again = await get(port, '/ui.js', { 'If-None-Match': String(js.headers.etag) });
-    const { readFileSync } = await import('node:fs');
-    const uplot = readFileSync(new URL('../../src/ui/assets/uPlot.iife.min.js', import.meta.url));
+    const { PAGE_HTML } = await import('../../src/ui/page.js');
+    const modules = [...PAGE_HTML.matchAll(/<link rel="modulepreload" href="(ui\/[\w.-]+\.js)">/g)].map((m) => `/${m[1]}`);
+    const js = { bytes: 0 };
+    const jsPlain = { bytes: 0 };
+    const again = { status: 0, bytes: 0 };
+    let uplot = { plain: 0, gzip: 0 };
+    for (const m of modules) {
+      const zipped = await get(port, m, { 'Accept-Encoding': 'gzip' });
+      const plain = await get(port, m, {});
+      const second = await get(port, m, { 'If-None-Match': String(zipped.headers.etag) });
+      js.bytes += zipped.bytes;
+      jsPlain.bytes += plain.bytes;
+      again.status = Math.max(again.status, second.status);
+      again.bytes += second.bytes;
+      if (m === '/ui/uplot.js') uplot = { plain: plain.bytes, gzip: zipped.bytes };
+    }
     console.log(`history of ${SERIAL}: ${rows.length} rows (raw ${rows.filter((r) => r.tier === 'raw').length}, hourly ${rows.filter((r) => r.tier === 'hourly').length}, daily ${rows.filter((r) => r.tier === 'daily').length}, monthly ${rows.filter((r) => r.tier === 'monthly').length}); ${DEVICES} saved printers`);
-    console.log(`weight: page (HTML + CSS) ${kib(pagePlain.bytes)}, gzip ${kib(page.bytes)}; script ${kib(jsPlain.bytes)}, gzip ${kib(js.bytes)} (uPlot ${kib(uplot.length)}, gzip ${kib(gzipSync(uplot, { level: 9 }).length)}); total gzip ${kib(page.bytes + js.bytes)}; a second visit: ${again.status} ${again.bytes} bytes`);
+    console.log(`weight: page (HTML + CSS) ${kib(pagePlain.bytes)}, gzip ${kib(page.bytes)}; ${modules.length} modules ${kib(jsPlain.bytes)}, gzip ${kib(js.bytes)} (uPlot ${kib(uplot.plain)}, gzip ${kib(uplot.gzip)}); total gzip ${kib(page.bytes + js.bytes)}; a second visit: ${again.status} for each module, ${again.bytes} bytes`);
 
     // 2 and 3 in Chromium.
     const { chromium } = await import('playwright-core');

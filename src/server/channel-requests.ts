@@ -132,7 +132,7 @@ export class ChannelRequests {
   // An event stream asked for without `streaming: true` (the reference server's generic proxy,
   // which serves the box's UI) could only be answered whole when it ends: after the 30 s timeout,
   // as a 504. It is answered at once instead, as a complete stream whose one event says it is not
-  // available here, so that the UI switches to refreshing (src/ui/assets/app.js) without waiting
+  // available here, so that the UI switches to refreshing (src/ui/assets/js/live.js) without waiting
   // and without a failed request in the browser; no slot is held.
   private refuseStream(id: string, res: import('node:http').IncomingMessage, abort: AbortController, done: () => void): void {
     abort.abort();

@@ -6,7 +6,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { DB } from './db.js';
 
-/** What the Printers page's filter offers (the select in src/ui/assets/app.js). */
+/** What the Printers page's filter offers (the select in src/ui/assets/js/printers.js). */
 export const PRINTER_FILTERS = ['shown', 'alerts', 'hidden', 'all'] as const;
 export type PrinterFilter = (typeof PRINTER_FILTERS)[number];
 

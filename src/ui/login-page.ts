@@ -1,6 +1,8 @@
 // The sign-in page at /login: a password login form, the first-account setup form (password mode
 // while no account exists), or a notice where this box has no password login. Its script is
 // /login.js, so the page runs under the same no-inline-script policy as the UI.
+import { existsSync, readFileSync } from 'node:fs';
+
 export type LoginView = 'login' | 'setup' | 'notice';
 
 const escapeHtml = (s: string): string =>
@@ -27,23 +29,21 @@ export function loginPage(view: LoginView, returnTo: string): string {
 <link rel="icon" href="favicon.ico" type="image/svg+xml">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>body{font:15px/1.4 system-ui,sans-serif;max-width:24rem;margin:3rem auto;padding:0 1rem;color:#1d2733}
-label{display:block;margin:.6rem 0}input{display:block;width:100%;font:inherit;padding:.3rem}#error{color:#b00020}</style>
+label{display:block;margin:.6rem 0}input{display:block;box-sizing:border-box;width:100%;font:inherit;padding:.3rem}#error{color:#b00020}</style>
 </head><body data-return-to="${escapeHtml(returnTo)}"><main><h1>PrintBox</h1>
 ${FORMS[view]}
 </main><script src="login.js"></script></body></html>
 `;
 }
 
-// The endpoint and return_to are paths on the box ("/x"); the script goes to them relative to this
-// page (which is at the box's root: /login), so that sign-in also works where the box is served
-// under a prefix (the central server's /api/v1/proxy/agent/<id>/).
-export const LOGIN_JS = `const form = document.getElementById('login');
-const onBox = (boxPath) => '.' + boxPath;
-if (form) form.addEventListener('submit', async (e) => {
-  e.preventDefault();
-  const body = Object.fromEntries(new FormData(form));
-  const r = await fetch(onBox(form.dataset.endpoint), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  if (r.ok) location.href = onBox(document.body.dataset.returnTo || '/');
-  else document.getElementById('error').textContent = (await r.text()).trim();
-});
-`;
+// The page's script: src/ui/assets/login.js, checked by tsc with the UI's modules
+// (src/ui/assets/tsconfig.json) and copied beside this module by scripts/build.mjs (the sources
+// when run from a tsc-only build).
+function loginScript(): string {
+  for (const c of ['./assets/login.js', '../../../src/ui/assets/login.js']) {
+    const u = new URL(c, import.meta.url);
+    if (existsSync(u)) return readFileSync(u, 'utf8');
+  }
+  throw new Error('web UI asset login.js is missing: run npm run build');
+}
+export const LOGIN_JS = loginScript();

@@ -1,26 +1,51 @@
-// The local web UI: one page and one script, talking to the same API a central server uses, served
-// under a strict Content-Security-Policy (no inline script). The script and style sheet are plain
-// files (src/ui/assets/app.js, app.css); uPlot (the meter charts, npm package `uplot`) comes with
-// them. scripts/build.mjs copies all four next to this module (dist/src/ui/assets), so the box
-// needs no node_modules for the UI and nothing is built at run time. The page carries no data and
-// no secret: the script asks the API for everything.
+// The local web UI: one page and its ES modules, talking to the same API a central server uses,
+// served under a strict Content-Security-Policy (no inline script). The modules and the style
+// sheet are plain files (src/ui/assets/js/*.js, app.css), checked by tsc against docs/openapi.yaml
+// when the agent is built and served as they are; uPlot (the meter charts, npm package `uplot`)
+// comes with them as the module ui/uplot.js. scripts/build.mjs copies them next to this module
+// (dist/src/ui/assets), so the box needs no node_modules for the UI and nothing is built at run
+// time. The page carries no data and no secret: the script asks the API for everything.
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 
-function asset(name: string): string {
-  // dist/src/ui/assets (the build's copy), else the sources when run from a tsc-only build.
-  const candidates = [new URL(`./assets/${name}`, import.meta.url), new URL(`../../../src/ui/assets/${name}`, import.meta.url),
-    new URL(`../../../node_modules/uplot/dist/${name}`, import.meta.url), new URL(`../../../node_modules/uplot/${name.replace('uPlot.', '')}`, import.meta.url)];
-  for (const u of candidates) if (existsSync(u)) return readFileSync(u, 'utf8');
-  throw new Error(`web UI asset ${name} is missing: run npm run build`);
+/** The first of these files that exists: the build's copy, else the sources (a tsc-only build). */
+function firstFile(what: string, candidates: string[]): string {
+  for (const c of candidates) {
+    const u = new URL(c, import.meta.url);
+    if (existsSync(u)) return readFileSync(u, 'utf8');
+  }
+  throw new Error(`web UI asset ${what} is missing: run npm run build`);
 }
+const asset = (name: string): string =>
+  firstFile(name, [`./assets/${name}`, `../../../src/ui/assets/${name}`, `../../../node_modules/uplot/dist/${name}`,
+    `../../../node_modules/uplot/${name.replace('uPlot.', '')}`]);
 
-// uPlot is MIT-licensed: its notice travels with it.
-const UPLOT_JS = `/*! uPlot\n${asset('uPlot.LICENSE').trim()}\n*/\n${asset('uPlot.iife.min.js')}`;
+// uPlot is MIT-licensed: its notice travels with it. The package's ES module build is not minified
+// (145 kB); its minified build (51 kB) is a script that declares `var uPlot`, which a module keeps
+// to itself: exporting that variable makes it the module ui/uplot.js.
+const UPLOT_LICENSE = asset('uPlot.LICENSE');
+const UPLOT_JS = `${asset('uPlot.iife.min.js').trimEnd()}\nexport default uPlot;\n`;
 const UPLOT_CSS = asset('uPlot.min.css');
-const APP_JS = asset('app.js');
 const APP_CSS = asset('app.css');
+
+function moduleSources(): Map<string, string> {
+  const dirs = ['./assets/js/', '../../../src/ui/assets/js/'].map((d) => new URL(d, import.meta.url));
+  const dir = dirs.find((d) => existsSync(new URL('main.js', d)));
+  if (!dir) throw new Error('web UI asset js/main.js is missing: run npm run build');
+  const out = new Map<string, string>();
+  for (const name of readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) {
+    out.set(name, readFileSync(new URL(name, dir), 'utf8'));
+  }
+  out.set('uplot.js', `/*! uPlot\n${UPLOT_LICENSE.trim()}\n*/\n${UPLOT_JS}`);
+  return out;
+}
+const MODULE_SOURCES = moduleSources();
+
+// Every module is named in the page for preloading: the browser asks for them all at once instead
+// of learning of each from its importer (a round trip per level, which counts through the central
+// server's proxy). Relative URLs, like everything the page names (docs/ui.md).
+const PRELOADS = [...MODULE_SOURCES.keys()].map((n) => `<link rel="modulepreload" href="ui/${n}">`).join('\n');
 
 export const PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -30,6 +55,7 @@ export const PAGE_HTML = `<!doctype html>
 <meta name="color-scheme" content="light">
 <title>PrintBox</title>
 <link rel="icon" href="favicon.ico" type="image/svg+xml">
+${PRELOADS}
 <style>
 ${UPLOT_CSS}
 ${APP_CSS}</style>
@@ -44,12 +70,10 @@ ${APP_CSS}</style>
 <p id="status" role="status" aria-live="polite"></p>
 <main id="view" tabindex="-1"></main>
 <footer><p class="muted" id="version"></p></footer>
-<script src="ui.js"></script>
+<script type="module" src="ui/main.js"></script>
 </body>
 </html>
 `;
-
-export const PAGE_JS = `${UPLOT_JS}\n${APP_JS}`;
 
 /** A body with its strong ETag and gzip'd form, made once. */
 export interface Served {
@@ -62,4 +86,5 @@ export function served(text: string): Served {
   return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
 export const PAGE: Served = served(PAGE_HTML);
-export const SCRIPT: Served = served(PAGE_JS);
+/** The UI's modules by file name (ui/<name>), uPlot's among them. */
+export const MODULES: ReadonlyMap<string, Served> = new Map([...MODULE_SOURCES].map(([n, text]) => [n, served(text)]));

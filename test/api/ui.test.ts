@@ -8,30 +8,51 @@ after(async () => {
   for (const a of agents) await a.stop();
 });
 
-test('the page and its script are served with a CSP that forbids inline script', async () => {
+test('the page and its modules are served with a CSP that forbids inline script', async () => {
   const agent = await startAgent();
   agents.push(agent);
   const page = await agent.request('/', { headers: { Accept: 'text/html' } });
   assert.equal(page.status, 200);
   assert.match(String(page.headers['content-type']), /^text\/html/);
   // Relative to the page, so that it also works under a prefix that serves the box (docs/ui.md).
-  assert.match(page.body, /<script src="ui.js"><\/script>/);
+  assert.match(page.body, /<script type="module" src="ui\/main.js"><\/script>/);
   assert.doesNotMatch(page.body, /(src|href|action)="\//, 'no root-absolute URL');
   assert.doesNotMatch(page.body, /<script>/, 'no inline script');
   assert.match(String(page.headers['content-security-policy']), /default-src 'self'/);
-  const js = await agent.request('/ui.js');
-  assert.equal(js.status, 200);
-  assert.match(String(js.headers['content-type']), /^text\/javascript/);
-  assert.match(js.body, /fetch\(path/);
+  // Every module the page preloads is served, as JavaScript (module scripts refuse anything else),
+  // under the page's headers; the whole graph is preloaded: each import names a preloaded module.
+  const preloaded = [...page.body.matchAll(/<link rel="modulepreload" href="ui\/([\w.-]+\.js)">/g)].map((m) => m[1]);
+  for (const name of ['main.js', 'api.js', 'dom.js', 'printers.js', 'settings.js', 'uplot.js']) assert.ok(preloaded.includes(name), name);
+  for (const name of preloaded) {
+    // As a browser asks for a module script: CORS mode, same origin.
+    const js = await agent.request(`/ui/${name}`, { headers: { Accept: '*/*', 'Sec-Fetch-Mode': 'cors', 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Dest': 'script' } });
+    assert.equal(js.status, 200, name);
+    assert.match(String(js.headers['content-type']), /^text\/javascript/, name);
+    assert.equal(js.headers['x-content-type-options'], 'nosniff', name);
+    assert.equal(js.headers['cache-control'], 'no-cache', name);
+    for (const [, imported] of js.body.matchAll(/^import .* from '\.\/([\w.-]+\.js)';$/gm)) {
+      assert.ok(preloaded.includes(imported), `${name} imports ${imported}, which the page preloads`);
+    }
+    const again = await agent.request(`/ui/${name}`, { headers: { 'If-None-Match': String(js.headers.etag) } });
+    assert.equal(again.status, 304, name);
+  }
+  const api = await agent.request('/ui/api.js');
+  assert.match(api.body, /fetch\(path/);
+  assert.match((await agent.request('/ui/uplot.js')).body, /^\/\*! uPlot\nThe MIT License/, "uPlot's licence travels with it");
+  // Only the modules: no other file, nothing outside (an encoded slash is refused before routing).
+  for (const [bad, status] of [['/ui/nope.js', 404], ['/ui/types.d.ts', 404], ['/ui/', 404], ['/ui/..%2Fpage.js', 400]] as const) {
+    const r = await agent.request(bad, { headers: { Accept: '*/*' } });
+    assert.equal(r.status, status, bad);
+  }
 });
 
-test('without a credential the page redirects to login and the script is refused', async () => {
+test('without a credential the page redirects to login and the modules are refused', async () => {
   const agent = await startAgent({ allowLocalAdmin: false });
   agents.push(agent);
   const page = await agent.request('/', { headers: { Accept: 'text/html' } });
   assert.equal(page.status, 302);
   assert.equal(page.headers.location, 'login?return_to=%2F', 'relative: it also works under a prefix that serves the box');
-  const js = await agent.request('/ui.js', { headers: { Accept: '*/*' } });
+  const js = await agent.request('/ui/main.js', { headers: { Accept: '*/*' } });
   assert.equal(js.status, 401);
 });
 

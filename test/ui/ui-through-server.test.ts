@@ -127,7 +127,9 @@ test('the box UI through the central server: requests stay under its prefix, pri
 
   const outside = requests.filter((u) => !u.startsWith(prefix));
   assert.deepEqual(outside, [], 'every request the page made is under the prefix');
-  assert.ok(requests.some((u) => u === `${prefix}ui.js`), 'the script came through the prefix');
+  for (const m of ['main.js', 'api.js', 'printers.js', 'uplot.js']) {
+    assert.ok(requests.some((u) => u === `${prefix}ui/${m}`), `the module ${m} came through the prefix`);
+  }
   assert.ok(requests.some((u) => u.startsWith(`${prefix}api/printers?`)), 'the script fetched through the prefix');
   assert.ok(requests.some((u) => u === `${prefix}events`), 'the event stream was tried through the prefix');
   assert.deepEqual(problems, [], 'no console error, failed request or error status');

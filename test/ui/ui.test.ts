@@ -352,6 +352,13 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   assert.equal(await desktop.locator(`#alerts tr[data-alert="${jam.id}"] button.ack`).count(), 0);
   await desktop.waitForFunction((n) => document.getElementById('alert-count')?.textContent === String(n), unacked - 1);
   assert.ok((await openNow()).find((a) => a.id === jam.id).acknowledged_at);
+  // One acknowledged elsewhere (the API, another tab): its `alert` event brings the count down here,
+  // with the stream live (no refresh round).
+  assert.equal(await desktop.getAttribute('#conn', 'data-state'), 'live');
+  const other = (await openNow()).find((a) => !a.acknowledged_at);
+  expectJson(await post('/api/alerts/acknowledge', { id: other.id }));
+  await desktop.waitForFunction((n) => document.getElementById('alert-count')?.textContent === String(n), unacked - 2);
+  await desktop.waitForSelector(`#alerts tr[data-alert="${other.id}"]:has-text("acknowledged")`);
   // History: the checkbox asks for cleared ones too (none yet: the same rows).
   await desktop.check('#alerts-history');
   await desktop.waitForFunction((n) => document.querySelectorAll('#alerts tbody tr').length === n, (await openNow()).length);

@@ -1,11 +1,15 @@
-// GET / and /ui.js: the local web UI (behind the same auth wrapper as the API). Both are made once
-// at start-up (src/ui/page.ts); a client that has them already gets 304 for its If-None-Match, and
-// one that accepts gzip gets them compressed. /favicon.ico (ui/favicon.ts, public: the sign-in page
-// shows it) is an SVG; the pages name it relatively, so under a prefix that serves the box it is
-// asked under the prefix.
+// GET / and /ui/<module>.js: the local web UI (behind the same auth wrapper as the API). All are
+// made once at start-up (src/ui/page.ts); a client that has them already gets 304 for its
+// If-None-Match, and one that accepts gzip gets them compressed. The modules are asked for by
+// <script type="module"> and its imports, in CORS mode: always same-origin (the page's own origin,
+// or the central server's that relays the box), so they need no CORS header, only a JavaScript
+// MIME type, which module scripts are strict about. A name that is not a module is a 404.
+// /favicon.ico (ui/favicon.ts, public: the sign-in page shows it) is an SVG; the pages name it
+// relatively, so under a prefix that serves the box it is asked under the prefix.
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PAGE, SCRIPT, type Served } from '../../ui/page.js';
+import { MODULES, PAGE, type Served } from '../../ui/page.js';
+import { sendText } from '../respond.js';
 import { FAVICON } from '../../ui/favicon.js';
 
 function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served): void {
@@ -31,6 +35,10 @@ function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served
 
 export function register(app: App): void {
   app.get('/', (req, res) => send(req, res, 'text/html', PAGE));
-  app.get('/ui.js', (req, res) => send(req, res, 'text/javascript', SCRIPT));
+  app.get('/ui/:module', (req, res) => {
+    const m = MODULES.get(req.params.module ?? '');
+    if (!m) return sendText(res, 404, 'no such UI module');
+    send(req, res, 'text/javascript', m);
+  });
   app.get('/favicon.ico', (req, res) => send(req, res, 'image/svg+xml', FAVICON));
 }

@@ -1,0 +1,124 @@
+// @ts-check
+// What the printer pages share: counters, supply bars and forecasts, status badges, how a printer
+// was found, and its web page's link.
+import { fmtInt, h } from './dom.js';
+
+/** @typedef {import('./types').Schemas} S */
+/** @typedef {{ page_count?: number, mono_pages?: number, color_pages?: number, mono_impressions?: number,
+ *   color_impressions?: number, total_mono_impressions?: number }} Counters */
+
+/**
+ * The total meter: page_count, else mono + colour (some printers report only those two).
+ * @param {Counters | null | undefined} m
+ */
+export function meters(m) {
+  if (!m) return { total: undefined, mono: undefined, colour: undefined };
+  const mono = m.mono_pages ?? m.mono_impressions ?? m.total_mono_impressions;
+  const colour = m.color_pages ?? m.color_impressions;
+  let total = m.page_count;
+  if (!total && (mono || colour)) total = (mono || 0) + (colour || 0);
+  return { total, mono, colour };
+}
+
+/** @type {Record<string, string>} */
+const SUPPLY_COLOURS = {
+  black: '#222', cyan: '#0aa5c9', magenta: '#c2187a', yellow: '#e1b400', photo_black: '#444', matte_black: '#333',
+  light_cyan: '#6fd3ef', light_magenta: '#ef7fc0', waste: '#8d6e63', drum: '#7e57c2', fuser: '#d35400',
+};
+/** @param {string} k */
+export const supplyColour = (k) => SUPPLY_COLOURS[k] || SUPPLY_COLOURS[String(k).split(/[_ ]/).pop()] || '#5a6470';
+const LOW = 15;
+
+/**
+ * A supply's forecast (GET /api/devices/forecast) as a short text and its explanation.
+ * @param {S['SupplyForecasts']['supplies'][number] | null | undefined} f
+ */
+export function daysText(f) {
+  if (!f || f.days_to_empty === null) {
+    return { text: '–', title: f && f.reason ? 'No forecast: ' + f.reason : 'No forecast' };
+  }
+  const d = f.days_to_empty;
+  const empty = d === 0 && f.level === 0;
+  const text = empty ? 'empty' : d < 1 ? '< 1 d' : '~' + Math.round(d) + ' d';
+  const pages = f.pages_to_empty !== null ? ', about ' + fmtInt(f.pages_to_empty) + ' pages' : '';
+  const confidence = ' (confidence ' + Math.round(f.confidence * 100) + '%)';
+  return { text, title: (empty ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + confidence };
+}
+
+/**
+ * The supply levels as bars, with the days to empty when the forecast is given.
+ * @param {Record<string, unknown> | null | undefined} levels
+ * @param {S['SupplyForecasts']} [forecast]
+ */
+export function supplyBars(levels, forecast) {
+  const numeric = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number');
+  const entries = /** @type {[string, number][]} */ (numeric);
+  if (!entries.length) return h('span', { class: 'muted', text: 'no supply levels' });
+  return h('div', {}, entries.map(([k, v]) => {
+    const pct = Math.max(0, Math.min(100, v));
+    const low = pct <= LOW;
+    const days = forecast ? daysText(forecast.supplies.find((f) => f.name === k)) : null;
+    return h('div', { class: 'supply' + (low ? ' low' : '') },
+      h('span', { class: 'name', title: k, text: k.replace(/_/g, ' ') }),
+      h('span', { class: 'bar', role: 'img', 'aria-label': k + ' ' + pct + '%' + (low ? ', low' : '') },
+        h('i', { style: 'width:' + pct + '%;background:' + supplyColour(k) }),
+        h('b', { title: 'low mark ' + LOW + '%' })),
+      h('span', { class: 'pct', text: pct + '%' + (low ? ' low' : '') }),
+      days ? h('span', { class: 'days', 'data-supply': k, ...days }) : null);
+  }));
+}
+
+/** @param {{ status_messages?: string[], toner_alerts?: string[] }} info */
+export function statusBadges(info) {
+  const msgs = [...(info.status_messages || []), ...(info.toner_alerts || [])];
+  if (!msgs.length) return h('span', { class: 'badge ok', text: 'OK' });
+  return msgs.map((m) => h('span', { class: 'badge bad', text: m }));
+}
+
+// How a printer was found, in plain words (PrinterInfo.discovery_methods; an unknown method as
+// written), and what answered (detection_reasons, their method prefix in the same words).
+/** @type {Record<string, string>} */
+const METHOD_WORDS = {
+  subnet_scan: 'SNMP scan (subnet)', manual_range: 'SNMP scan (range)', snmp: 'SNMP', mdns: 'mDNS', ipp: 'IPP',
+  ipps: 'IPP', wsd: 'WS-Discovery', ws_discovery: 'WS-Discovery', ssdp: 'SSDP', llmnr: 'LLMNR',
+  port_probe: 'port probe', tcp_probe: 'port probe', usb: 'USB', import: 'imported',
+};
+/** @param {unknown} m */
+const methodWord = (m) => METHOD_WORDS[String(m).toLowerCase().replace(/-/g, '_')];
+
+/**
+ * @typedef {{ device_type?: string, is_usb?: boolean, discovery_methods?: string[], learned_oids?: object,
+ *   detection_reasons?: string[] }} HowFound
+ */
+/** @param {HowFound} p */
+export function foundBy(p) {
+  const out = [];
+  if (p.device_type === 'usb' || p.is_usb) out.push('USB');
+  for (const m of p.discovery_methods || []) out.push(methodWord(m) || String(m));
+  if (!out.length) out.push(p.learned_oids && Object.keys(p.learned_oids).length ? 'SNMP scan' : 'imported');
+  return [...new Set(out)].join(', ');
+}
+/** @param {HowFound} p */
+export function detection(p) {
+  return [...new Set((p.detection_reasons || []).map((r) => {
+    const m = /^([A-Za-z_-]+):\s*(.*)$/.exec(String(r));
+    return m && methodWord(m[1]) ? methodWord(m[1]) + ': ' + m[2] : String(r);
+  }))].join('; ');
+}
+
+// The printer's web page comes from the LAN (printer-more-info, an mDNS adminurl): only an http or
+// https URL becomes a link, opened in a new tab that gets neither this page nor its address;
+// anything else is shown as text.
+/** @param {string | null | undefined} url */
+export function webLink(url) {
+  if (!url) return null;
+  let u = null;
+  try {
+    u = new URL(String(url));
+  } catch {
+    u = null;
+  }
+  const web = u && (u.protocol === 'http:' || u.protocol === 'https:');
+  if (!web) return h('span', { class: 'web-ui', text: String(url) });
+  return h('a', { class: 'web-ui', href: u.href, target: '_blank', rel: 'noopener noreferrer', text: String(url) });
+}

@@ -1,0 +1,181 @@
+// @ts-check
+// The Settings sections about the box itself: the central server link, the data card,
+// provisioning, the account's password, and backup / restore.
+import { post, restore, urls } from './api.js';
+import { fmtInt, h, when } from './dom.js';
+import { clearErrors, field, inp, settingsForm, showError } from './settings-form.js';
+import { STORAGE_TEXT } from './status.js';
+
+/** @typedef {import('./types').Schemas} S */
+/** @typedef {import('./settings.js').Section} Section */
+
+/** @type {Record<string, string>} */
+const LINK_TEXT = {
+  off: 'Not linked: no server address set.',
+  registering: 'Enrolling with the server…',
+  rejected: 'The server refused the enrollment token.',
+  online: 'Online.',
+  failing: 'Connected, but the server refuses uploads (they are kept and retried).',
+  offline: 'Registered, the server is not reachable now (uploads wait).',
+};
+
+/**
+ * Central server: the link's state (live), address and enrollment token.
+ * @param {S['Settings']} s @returns {Section}
+ */
+export function serverSection(s) {
+  const link = h('div', { id: 'server-link' });
+  /** @param {S['ServerLinkStatus']} l */
+  function drawLink(l) {
+    const text = LINK_TEXT[l.state] || l.state;
+    const tone = l.state === 'online' ? ' ok' : l.state === 'rejected' || l.state === 'failing' ? ' bad' : '';
+    /** @param {string} term @param {unknown} value @param {string} [cls] */
+    const fact = (term, value, cls) => (value ? [h('dt', { text: term }), h('dd', { class: cls, text: value })] : null);
+    link.replaceChildren(h('p', {}, h('span', { class: 'badge' + tone, text: l.state }), ' ', text),
+      h('dl', { class: 'facts' }, h('dt', { text: 'Box id' }), h('dd', { text: l.agent_id }),
+        h('dt', { text: 'Waiting to upload' }), h('dd', { text: fmtInt(l.backlog) + ' readings' }),
+        fact('Last heartbeat', l.last_heartbeat_at && when(l.last_heartbeat_at)),
+        fact('Last upload', l.last_upload_at && when(l.last_upload_at)),
+        fact('Upload error', l.upload_error, 'error'),
+        fact('Managed settings not applied', l.settings_unmapped && l.settings_unmapped.join('; ')),
+        fact('Last error', l.last_error, 'error')));
+  }
+  drawLink(s.server.link);
+  const url = inp('url', s.server.url, { placeholder: 'https://server.example', autocomplete: 'off' });
+  const token = inp('password', '', { autocomplete: 'off', placeholder: 'unchanged' });
+  // The link's state is drawn from `server_status` only: the answer to the POST can be older than
+  // the event the change itself sent (the link restarts as the settings change), and would undo it.
+  const node = settingsForm('settings-server', 'Central server', [link,
+    field('server.url', 'Server address', url, 'Empty: this box works alone.'),
+    field('server.enrollment_token', 'Enrollment token', token,
+      'The join token the server issued. Never shown again; leave empty to keep it.')],
+  () => ({ server: { url: url.value.trim(), enrollment_token: token.value } }), () => {
+    token.value = '';
+  });
+  return {
+    node,
+    onEvent: (name, data) => {
+      if (name === 'server_status') drawLink(data);
+    },
+  };
+}
+
+/** The data card's state (live). @param {S['Settings']} s @returns {Section} */
+export function storageSection(s) {
+  const storage = h('section', { id: 'storage-state' });
+  const MiB = 1048576;
+  /** @param {S['StorageStatus'] | null | undefined} st */
+  function drawStorage(st) {
+    if (!st) {
+      storage.replaceChildren(h('h2', { text: 'Data card' }), h('p', { class: 'muted', text: 'No state reported.' }));
+      return;
+    }
+    storage.replaceChildren(h('h2', { text: 'Data card' }),
+      h('p', {}, h('span', { class: 'badge' + (st.state === 'ok' ? ' ok' : ' bad'), text: st.state }), ' ',
+        STORAGE_TEXT[st.state] || 'Writes work.'),
+      h('dl', { class: 'facts' },
+        h('dt', { text: 'Free' }),
+        h('dd', { text: st.free_bytes === null ? 'unknown' : (st.free_bytes / MiB).toFixed(0) + ' MiB' }),
+        h('dt', { text: 'Reserve' }), h('dd', { text: (st.reserve_bytes / MiB).toFixed(0) + ' MiB' }),
+        st.pending_readings
+          ? [h('dt', { text: 'Kept in memory' }), h('dd', { text: fmtInt(st.pending_readings) + ' readings' })]
+          : null,
+        st.error ? [h('dt', { text: 'Error' }), h('dd', { class: 'error', text: st.error })] : null));
+  }
+  drawStorage(s.storage);
+  return {
+    node: storage,
+    onEvent: (name, data) => {
+      if (name === 'storage_status') drawStorage(data);
+    },
+  };
+}
+
+/**
+ * What provisioning did with printbox.toml on the boot partition (read-only, as on the console).
+ * @param {S['Settings']} s @returns {Section}
+ */
+export function provisioningSection(s) {
+  const p = s.provisioning;
+  const good = p && (p.state === 'applied' || p.state === 'unchanged');
+  return {
+    node: h('section', { id: 'provisioning-state' }, h('h2', { text: 'Provisioning' }),
+      p
+        ? h('p', {},
+          h('span', { class: 'badge' + (p.state === 'refused' ? ' bad' : good ? ' ok' : ''), text: p.state }), ' ',
+          p.message, h('span', { class: 'muted', text: ' (checked ' + new Date(p.checked_at).toLocaleString() + ')' }))
+        : h('p', { class: 'muted', text: 'Provisioning has not run on this box.' })),
+  };
+}
+
+/** Account (password mode): the agent says when there is no signed-in user. @returns {Section} */
+export function accountSection() {
+  const cur = inp('password', '', { autocomplete: 'current-password' });
+  const next = inp('password', '', { autocomplete: 'new-password', minlength: 8 });
+  const accMsg = h('p', { role: 'status', 'aria-live': 'polite' });
+  const account = h('form', { id: 'settings-account', novalidate: true }, h('h2', { text: 'Account' }),
+    field('current_password', 'Current password', cur),
+    field('new_password', 'New password', next, 'At least 8 characters. Your other sessions are signed out.'),
+    h('button', { type: 'submit', class: 'primary', text: 'Change password' }), ' ', accMsg);
+  account.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    clearErrors(account, accMsg);
+    try {
+      await post('/api/v1/auth/password', { current_password: cur.value, new_password: next.value });
+      cur.value = '';
+      next.value = '';
+      accMsg.textContent = 'Password changed.';
+      accMsg.className = 'okmsg';
+    } catch (err) {
+      const target = /current_password/.test(err.message) ? 'current_password'
+        : /new_password|at least/.test(err.message) ? 'new_password' : null;
+      if (target) showError(account, err.message, accMsg, target);
+      else {
+        accMsg.textContent = err.message;
+        accMsg.className = 'error';
+      }
+    }
+  });
+  return { node: h('section', {}, account) };
+}
+
+/**
+ * Backup: GET /backup downloads everything the box holds; POST /restore reads such a file back,
+ * all or nothing (a cut or changed file is refused, naming the line).
+ * @returns {Section}
+ */
+export function backupSection() {
+  const file = h('input', { type: 'file', id: 'restore-file', accept: '.ndjson,application/x-ndjson' });
+  const restoreMsg = h('p', { role: 'status', 'aria-live': 'polite' });
+  const form = h('form', { id: 'restore', novalidate: true },
+    field('restore-file', 'Restore from a backup file', file,
+      'Devices and history in the file are added to what the box holds; a damaged or cut file changes nothing.'),
+    h('button', { type: 'submit', text: 'Restore' }), ' ', restoreMsg);
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    restoreMsg.textContent = '';
+    restoreMsg.className = '';
+    if (!file.files || !file.files[0]) {
+      restoreMsg.textContent = 'Choose a backup file first.';
+      restoreMsg.className = 'error';
+      return;
+    }
+    try {
+      const got = await restore(file.files[0]);
+      restoreMsg.textContent = 'Restored ' + fmtInt(got.devices) + ' printers and ' + fmtInt(got.metrics)
+        + ' meter rows'
+        + (got.skipped ? ' (' + fmtInt(got.skipped) + ' already here)' : '') + '.'
+        + (got.warning ? ' Note: ' + got.warning : '');
+      restoreMsg.className = 'okmsg';
+    } catch (err) {
+      restoreMsg.textContent = err.message;
+      restoreMsg.className = 'error';
+    }
+  });
+  return {
+    node: h('section', { id: 'backup' }, h('h2', { text: 'Backup' }),
+      h('p', {}, h('a', { href: urls.backup, download: '', id: 'backup-download', text: 'Download a backup' }),
+        ' of every printer and its whole meter history.'),
+      form),
+  };
+}

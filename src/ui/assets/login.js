@@ -1,0 +1,24 @@
+// @ts-check
+// The sign-in page's script (/login.js, a classic script: src/ui/login-page.ts): sends the form,
+// sign-in or first-account setup, as JSON to the endpoint the form names, then goes to the page
+// the sign-in was for, or shows the agent's answer under the button.
+// The endpoint and return_to are paths on the box ("/x"); the script goes to them relative to this
+// page (which is at the box's root: /login), so that sign-in also works where the box is served
+// under a prefix (the central server's /api/v1/proxy/agent/<id>/).
+(() => {
+  const form = document.getElementById('login');
+  /** @param {string} boxPath */
+  const onBox = (boxPath) => '.' + boxPath;
+  if (!(form instanceof HTMLFormElement)) return; // the notice: no form
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const body = Object.fromEntries(new FormData(form));
+    const r = await fetch(onBox(form.dataset.endpoint), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (r.ok) location.href = onBox(document.body.dataset.returnTo || '/');
+    else document.getElementById('error').textContent = (await r.text()).trim();
+  });
+})();
