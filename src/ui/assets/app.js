@@ -21,7 +21,8 @@
     for (const c of kids.flat(Infinity)) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
     return el;
   }
-  const fmtInt = (n) => (n === undefined || n === null ? '' : typeof n === 'string' ? n : Number(n).toLocaleString('en-US'));
+  const INT = new Intl.NumberFormat('en-US'); // one formatter: toLocaleString makes one a call (slow at 2,000 rows)
+  const fmtInt = (n) => (n === undefined || n === null ? '' : typeof n === 'string' ? n : INT.format(Number(n)));
   function ago(iso) {
     if (!iso) return '';
     const s = Math.round((Date.now() - Date.parse(iso)) / 1000);
@@ -245,9 +246,12 @@
     if (name === 'storage_status') showStorage(d);
   });
 
-  // Re-render the current view on a change, at most every 600 ms.
+  // Re-render the current view on a change, at most every 600 ms: the first event of a burst starts
+  // the wait and later ones join it (a wait restarted by each event would never end while a large
+  // site's events keep coming); the view's latest refresh is the one that runs.
   let refreshTimer = null;
-  function scheduleRefresh(fn) { clearTimeout(refreshTimer); refreshTimer = setTimeout(fn, 600); }
+  let refreshFn = null;
+  function scheduleRefresh(fn) { refreshFn = fn; if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; refreshFn(); }, 600); }
 
   // ---- Router ----------------------------------------------------------------------------------
   let cleanup = [];
@@ -306,6 +310,8 @@
     let total = 0;
     let anySaved = true;
     const forecasts = new Map();
+    let tbody = null;
+    let built = new Map(); // serial -> { key: what its row shows, tr: the row }
     // Answers for an older search or filter are dropped: a first page (newAsk) starts a new one.
     let asked = 0;
     const query = (offset, limit, withForecast) => '/api/printers?search=' + encodeURIComponent(search.value.trim())
@@ -334,10 +340,18 @@
         if (got) { rows = rows.concat(got); draw(); }
       } catch (err) { msg.textContent = err.message; } finally { more.disabled = false; }
     }
-    // The rows shown, read again (up to the box's page limit).
+    // The rows shown, read again, in the box's pages of at most 1,000 (more may be shown).
     async function refresh() {
-      const got = await ask(0, Math.min(1000, Math.max(PRINTERS_PAGE, rows.length)), false, false);
-      if (got) { rows = got; draw(); }
+      const want = Math.max(PRINTERS_PAGE, rows.length);
+      let got = [];
+      for (let offset = 0; offset < want; offset += 1000) {
+        const part = await ask(offset, Math.min(1000, want - offset), false, false);
+        if (!part) return;
+        got = got.concat(part);
+        if (part.length < Math.min(1000, want - offset)) break;
+      }
+      rows = got;
+      draw();
     }
     function draw() {
       table.dataset.loaded = 'true';
@@ -345,38 +359,59 @@
       more.hidden = rows.length >= total;
       more.textContent = 'Show ' + fmtInt(Math.min(PRINTERS_PAGE, total - rows.length)) + ' more';
       if (!rows.length && !anySaved) {
+        tbody = null;
         table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9 },
           'No saved printers yet. Go to ', h('a', { href: '#/discovered', text: 'Discovered' }), ' to scan the network and save the printers found.'))));
         return;
       }
       if (!rows.length) {
+        tbody = null;
         table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9, text: 'No printer matches this search or filter.' }))));
         return;
       }
-      const head = h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', 'Empties soonest', ''].map((t) => h('th', { scope: 'col', text: t }))));
-      table.replaceChildren(head, h('tbody', {}, rows.map((p) => {
+      if (!tbody || tbody.parentNode !== table) {
+        tbody = h('tbody');
+        table.replaceChildren(h('thead', {}, h('tr', {}, ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', 'Empties soonest', ''].map((t) => h('th', { scope: 'col', text: t })))), tbody);
+      }
+      // A row is built again only when what it shows changed; the others stay in place (at 2,000
+      // rows, building them all again took seconds: "Show more" and each event's refresh did).
+      const kids = tbody.children;
+      const drawn = new Map();
+      rows.forEach((p, i) => {
         const first = forecasts.get(p.serial);
-        const m = p.meters;
-        const visible = !p.hidden;
-        return h('tr', { 'data-serial': p.serial },
-          h('td', { 'data-label': 'Printer' }, h('a', { href: '#/printer/' + encodeURIComponent(p.serial) }, h('b', { text: p.model || p.serial })),
-            h('div', { class: 'muted', text: [p.manufacturer, p.serial, p.ip, p.location].filter(Boolean).join(' · ') }),
-            p.asset_number ? h('div', { class: 'muted', text: 'Asset ' + p.asset_number }) : null,
-            visible ? null : h('span', { class: 'badge', text: 'hidden' })),
-          h('td', { 'data-label': 'Status' }, statusBadges(p)),
-          h('td', { 'data-label': 'Last seen', title: when(p.last_seen), text: ago(p.last_reading || p.last_seen) }),
-          h('td', { class: 'num meter-total', 'data-label': 'Total', text: fmtInt(m.total) }),
-          h('td', { class: 'num', 'data-label': 'Mono', text: fmtInt(m.mono) }),
-          h('td', { class: 'num', 'data-label': 'Colour', text: fmtInt(m.colour) }),
-          h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
-          h('td', { class: 'soonest', 'data-label': 'Empties soonest', ...(first ? { title: daysText(first).title } : {}) },
-            first === undefined ? h('span', { class: 'muted', text: '…' }) : first ? first.name.replace(/_/g, ' ') + ' ' + daysText(first).text : h('span', { class: 'muted', text: '–' })),
-          h('td', {}, h('button', { type: 'button', 'data-hide': p.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial), text: visible ? 'Hide' : 'Show',
-            onclick: async (e) => {
-              e.target.disabled = true;
-              try { await api('/devices/update', { serial: p.serial, visible: !visible }); await refresh(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; }
-            } })));
-      })));
+        const key = JSON.stringify(p) + JSON.stringify(first) + ago(p.last_reading || p.last_seen);
+        let row = built.get(p.serial);
+        if (!row || row.key !== key || drawn.has(p.serial)) row = { key, tr: rowOf(p, first) };
+        drawn.set(p.serial, row);
+        const at = kids[i];
+        if (at === row.tr) return;
+        // The same printer's older row is replaced where it stands; a row from elsewhere moves here.
+        if (at && at.dataset.serial === p.serial) at.replaceWith(row.tr); else tbody.insertBefore(row.tr, at || null);
+      });
+      while (kids.length > rows.length) kids[rows.length].remove();
+      built = drawn;
+    }
+    function rowOf(p, first) {
+      const m = p.meters;
+      const visible = !p.hidden;
+      return h('tr', { 'data-serial': p.serial },
+        h('td', { 'data-label': 'Printer' }, h('a', { href: '#/printer/' + encodeURIComponent(p.serial) }, h('b', { text: p.model || p.serial })),
+          h('div', { class: 'muted', text: [p.manufacturer, p.serial, p.ip, p.location].filter(Boolean).join(' · ') }),
+          p.asset_number ? h('div', { class: 'muted', text: 'Asset ' + p.asset_number }) : null,
+          visible ? null : h('span', { class: 'badge', text: 'hidden' })),
+        h('td', { 'data-label': 'Status' }, statusBadges(p)),
+        h('td', { 'data-label': 'Last seen', title: when(p.last_seen), text: ago(p.last_reading || p.last_seen) }),
+        h('td', { class: 'num meter-total', 'data-label': 'Total', text: fmtInt(m.total) }),
+        h('td', { class: 'num', 'data-label': 'Mono', text: fmtInt(m.mono) }),
+        h('td', { class: 'num', 'data-label': 'Colour', text: fmtInt(m.colour) }),
+        h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
+        h('td', { class: 'soonest', 'data-label': 'Empties soonest', ...(first ? { title: daysText(first).title } : {}) },
+          first === undefined ? h('span', { class: 'muted', text: '…' }) : first ? first.name.replace(/_/g, ' ') + ' ' + daysText(first).text : h('span', { class: 'muted', text: '–' })),
+        h('td', {}, h('button', { type: 'button', 'data-hide': p.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial), text: visible ? 'Hide' : 'Show',
+          onclick: async (e) => {
+            e.target.disabled = true;
+            try { await api('/devices/update', { serial: p.serial, visible: !visible }); await refresh(); } catch (err) { msg.textContent = err.message; e.target.disabled = false; }
+          } })));
     }
     const reload = () => load().then(() => { msg.textContent = ''; }, (err) => { msg.textContent = err.message; });
     // Typing asks the box once the typing pauses, not at every key.
