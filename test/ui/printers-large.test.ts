@@ -1,7 +1,7 @@
 // The Printers page at a large site (issue 35), in Debian's Chromium (playwright-core) against a real
 // agent holding 2,000 saved printers, each with two readings and four supplies, and 300 discovered
-// ones (test/helpers/printer-fleet.ts). Behaviour only, no timings (the figures are scripts/bench/printers-page.ts's, in
-// docs/performance.md): how many requests the page makes to show the list, the first rows drawn,
+// ones (test/helpers/printer-fleet.ts). Behaviour only, no timings (the figures are
+// scripts/bench/printers-page.ts's, in docs/performance.md): how many requests the page makes to show the list, the first rows drawn,
 // the last printer found by its serial, location and model, reached by paging, and a burst of
 // real events (POST /devices/save/all, a run of POST /devices/update) answered by a bounded number
 // of list requests while the page keeps answering a search. Every response the browser and the
@@ -202,7 +202,9 @@ test('a burst of events: a bounded number of list requests, the page answers a s
     await until('the page shows the new total', async () => (await countText(page)) === `Showing ${PAGE} of 2,300`);
     const afterSave = listRequests(requests).length - asked;
     console.log(`# ${DISCOVERED} events at once: ${afterSave} list request(s)`);
-    assert.ok(afterSave >= 1 && afterSave <= 2, `${DISCOVERED} events cause 1 or 2 list requests, not ${afterSave}`);
+    // One refresh for the burst; a loaded browser may still be handing the last events over when
+    // the first refresh starts (600 ms after the first), so one or two more, never one an event.
+    assert.ok(afterSave >= 1 && afterSave <= 3, `${DISCOVERED} events cause 1 to 3 list requests, not ${afterSave}`);
 
     assert.equal(await page.locator(`#saved tbody tr[data-serial="${found(0)}"]`).count(), 1, 'the saved ones come first (by serial)');
 
