@@ -30,9 +30,11 @@ export function h(tag, attrs, ...kids) {
   return el;
 }
 
+// One formatter: toLocaleString makes one a call (slow at 2,000 rows).
+const INT = new Intl.NumberFormat('en-US');
 /** A count with thousands separators; a string as it is. @param {number | string | null | undefined} n */
 export const fmtInt = (n) =>
-  n === undefined || n === null ? '' : typeof n === 'string' ? n : Number(n).toLocaleString('en-US');
+  n === undefined || n === null ? '' : typeof n === 'string' ? n : INT.format(Number(n));
 
 /** How long ago, in words. @param {string | null | undefined} iso */
 export function ago(iso) {

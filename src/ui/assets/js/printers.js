@@ -82,14 +82,24 @@ export async function printersView() {
       more.disabled = false;
     }
   }
-  // The rows shown, read again (up to the box's page limit).
+  // The rows shown, read again, in the box's pages of at most 1,000 (more may be shown).
   async function refresh() {
-    const got = await ask(0, Math.min(1000, Math.max(PRINTERS_PAGE, rows.length)), false, false);
-    if (got) {
-      rows = got;
-      draw();
+    const want = Math.max(PRINTERS_PAGE, rows.length);
+    /** @type {S['PrinterPage']['printers']} */
+    let got = [];
+    for (let offset = 0; offset < want; offset += 1000) {
+      const part = await ask(offset, Math.min(1000, want - offset), false, false);
+      if (!part) return;
+      got = got.concat(part);
+      if (part.length < Math.min(1000, want - offset)) break;
     }
+    rows = got;
+    draw();
   }
+  /** @type {HTMLTableSectionElement | null} */
+  let tbody = null;
+  /** Each row drawn, by serial: what it shows (`key`) and its element. @type {Map<string, {key: string, tr: HTMLElement}>} */
+  let built = new Map();
   /** @param {S['PrinterPage']['printers'][number]} p */
   function row(p) {
     const first = forecasts.get(p.serial);
@@ -134,18 +144,41 @@ export async function printersView() {
     more.hidden = rows.length >= total;
     more.textContent = 'Show ' + fmtInt(Math.min(PRINTERS_PAGE, total - rows.length)) + ' more';
     if (!rows.length && !anySaved) {
+      tbody = null;
       table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9 },
         'No saved printers yet. Go to ', h('a', { href: '#/discovered', text: 'Discovered' }),
         ' to scan the network and save the printers found.'))));
       return;
     }
     if (!rows.length) {
+      tbody = null;
       const none = h('td', { class: 'empty', colspan: 9, text: 'No printer matches this search or filter.' });
       table.replaceChildren(h('tbody', {}, h('tr', {}, none)));
       return;
     }
-    const head = h('thead', {}, h('tr', {}, COLUMNS.map((t) => h('th', { scope: 'col', text: t }))));
-    table.replaceChildren(head, h('tbody', {}, rows.map(row)));
+    if (!tbody || tbody.parentNode !== table) {
+      tbody = h('tbody');
+      table.replaceChildren(h('thead', {}, h('tr', {}, COLUMNS.map((t) => h('th', { scope: 'col', text: t })))), tbody);
+    }
+    // A row is built again only when what it shows changed; the others stay in place (at 2,000
+    // rows, building them all again took seconds: "Show more" and each event's refresh did).
+    const body = tbody;
+    const kids = body.children;
+    /** @type {typeof built} */
+    const drawn = new Map();
+    rows.forEach((p, i) => {
+      const key = JSON.stringify(p) + JSON.stringify(forecasts.get(p.serial)) + ago(p.last_reading || p.last_seen);
+      let r = built.get(p.serial);
+      if (!r || r.key !== key || drawn.has(p.serial)) r = { key, tr: row(p) };
+      drawn.set(p.serial, r);
+      const at = /** @type {HTMLElement | undefined} */ (kids[i]);
+      if (at === r.tr) return;
+      // The same printer's older row is replaced where it stands; a row from elsewhere moves here.
+      if (at && at.dataset.serial === p.serial) at.replaceWith(r.tr);
+      else body.insertBefore(r.tr, at || null);
+    });
+    while (kids.length > rows.length) kids[rows.length].remove();
+    built = drawn;
   }
   const reload = () => load().then(() => {
     msg.textContent = '';

@@ -37,11 +37,20 @@ export function leave() {
   cleanup = [];
 }
 
-// Re-render the current view on a change, at most every 600 ms.
-/** @type {ReturnType<typeof setTimeout>} */
+// Re-render the current view on a change, at most every 600 ms: the first event of a burst starts
+// the wait and later ones join it (a wait restarted by each event would never end while a large
+// site's events keep coming); the view's latest refresh is the one that runs.
+/** @type {ReturnType<typeof setTimeout> | null} */
 let refreshTimer = null;
+/** @type {() => void} */
+let refreshFn = () => {};
 /** @param {() => void} fn */
 export function scheduleRefresh(fn) {
-  clearTimeout(refreshTimer);
-  refreshTimer = setTimeout(fn, 600);
+  refreshFn = fn;
+  if (!refreshTimer) {
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      refreshFn();
+    }, 600);
+  }
 }
