@@ -36,6 +36,7 @@ import { UpdateService } from '../update/service.js';
 import { Rauc } from '../update/rauc.js';
 import { urlSource } from '../update/source.js';
 import { readProvisionState, watchProvisionState } from '../provision/state.js';
+import { StartupPhases } from '../log/startup-phases.js';
 import { join } from 'node:path';
 
 /** Open alerts a heartbeat carries at most (newest first); `alerts_open` says how many there are. */
@@ -45,9 +46,11 @@ const HEARTBEAT_ALERTS = 50;
 const SHUTDOWN_DEADLINE_MS = 4500;
 
 export async function run(_args: string[], configPath: string | undefined): Promise<number> {
+  const phases = new StartupPhases();
   const config = loadConfig(configPath);
   const logRing = new LogRing();
   const log = createLogger(config.log.level, logRing, openPersistentLog(config.data_dir));
+  phases.mark('config');
   process.on('uncaughtException', (err) => {
     // State is unknown after this: log it and exit so systemd starts a clean process.
     log.fatal({ err: err.stack }, 'uncaught exception');
@@ -56,6 +59,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
 
   const opened = openAgentDatabase(databasePath(config), config.data_dir, log);
   const db = opened.db;
+  phases.mark('database');
   const devices = new DeviceStore(db, {
     onDuplicateReading: (s, storedId) =>
       log.debug({ serial: s.serial, ts: s.ts, stored_id: storedId }, 'a second reading of a device in the same millisecond ignored'),
@@ -124,10 +128,14 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     if (!storage.failed(err, 'making the setup code')) throw err;
   }
 
+  phases.mark('stores');
   const paths = tlsPaths(config);
   const pair = await ensureCertificate(paths, log);
+  phases.mark('certificate');
   const handler = createHandler(ctx);
   const listeners = await startListeners(config, pair, handler, log);
+  phases.mark('listen');
+  phases.logAtFirstAnswer(listeners.https, log);
   const serverLink = new ServerLink({
     db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
@@ -160,6 +168,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   storage.start();
   alertService.start();
   const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
+  phases.mark('ready');
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
   serverLink.start();
