@@ -39,11 +39,16 @@ export class StartupPhases {
    * `first_answer` runs from the last mark to then: the wait for a client plus the answer).
    */
   logAtFirstAnswer(server: EventEmitter, log: PhaseLog): void {
-    server.once('request', (_req: unknown, res: ServerResponse) => {
-      res.once('finish', () => {
-        this.mark('first_answer');
-        log.info(this.snapshot(), 'start-up phases');
-      });
+    onFirstAnswer(server, () => {
+      this.mark('first_answer');
+      log.info(this.snapshot(), 'start-up phases');
     });
   }
+}
+
+/** Calls `fn` once, when the server has sent its answer to the first request it took. */
+export function onFirstAnswer(server: EventEmitter, fn: () => void): void {
+  server.once('request', (_req: unknown, res: ServerResponse) => {
+    res.once('finish', fn);
+  });
 }
