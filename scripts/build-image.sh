@@ -158,9 +158,11 @@ cat "$out/manifest.txt"
 echo "($(wc -l < "$out/manifest.tsv") packages)"
 # Reproducibility is of the content (the ext4 bytes follow the host's directory order): every
 # path with its type, mode, owner, time, link target, and each regular file's own sha256.
+# Node's compile caches (/var/cache/printbox*/node-compile-cache, scripts/image/customize.sh) are
+# left out: V8 writes different bytes for the same code at each run, and they follow from dist/.
 content_digest() {
-  { (cd "$1" && find . -xdev -printf '%p %y %m %U %G %T@ %l\n' | LC_ALL=C sort)
-    (cd "$1" && find . -xdev -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-64
+  { (cd "$1" && find . -xdev -path './var/cache/printbox*/node-compile-cache' -prune -o -printf '%p %y %m %U %G %T@ %l\n' | LC_ALL=C sort)
+    (cd "$1" && find . -xdev -path './var/cache/printbox*/node-compile-cache' -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum); } | sha256sum | cut -c1-64
 }
 content_digest "$rootfs" > "$out/content.sha256"
 echo "root filesystem content sha256: $(cat "$out/content.sha256") (same inputs, same digest)"

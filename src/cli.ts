@@ -55,6 +55,8 @@ async function main(): Promise<number> {
     process.stderr.write(`printbox-agent: unknown command '${parsed.name}'\n${usage}`);
     return 2;
   }
+  // Node has started; what follows is the command's own modules (log/startup-phases.ts).
+  performance.mark('printbox:main');
   const { run } = await load();
   return run(parsed.args, parsed.configPath);
 }

@@ -33,6 +33,26 @@ ln -sf /opt/printbox/node/bin/node "$root/usr/local/bin/node"
 # The agent's user and group (sysusers.d/printbox.conf), now, so udev and units find them.
 inroot systemd-sysusers
 
+# Node's compile caches (NODE_COMPILE_CACHE in the units), made now so that the first boot starts
+# from them too (issue 34: without them the first boot compiled every module and wrote the cache).
+# Node keeps a cache per V8 flag set and user id: made by the user and with the flags of each
+# unit's ExecStart (the agent: printbox and its heap flags; provisioning: root, none). Each
+# module's entry is checked against the file's content at load time, so a changed dist/ is
+# simply compiled again. Warming is importing the command's modules (Node caches the code it
+# compiles when a module loads).
+agent_flags=$(sed -n 's|^ExecStart=/opt/printbox/node/bin/node \(.*\) /opt/printbox/dist/src/cli\.js .*|\1|p' \
+  "$root/usr/lib/systemd/system/printbox-agent.service")
+install -d -m 0700 "$root/var/cache/printbox" "$root/var/cache/printbox-provision"
+inroot chown printbox:printbox /var/cache/printbox
+# shellcheck disable=SC2086 # the unit's flags, one word each
+inroot setpriv --reuid=printbox --regid=printbox --clear-groups env NODE_COMPILE_CACHE=/var/cache/printbox/node-compile-cache \
+  /opt/printbox/node/bin/node $agent_flags --input-type=module -e "await import('/opt/printbox/dist/src/commands/serve.js')"
+inroot env NODE_COMPILE_CACHE=/var/cache/printbox-provision/node-compile-cache \
+  /opt/printbox/node/bin/node --input-type=module -e "await import('/opt/printbox/dist/src/commands/provision.js')"
+for d in printbox printbox-provision; do
+  [ -n "$(ls -A "$root/var/cache/$d/node-compile-cache" 2>/dev/null)" ] || { echo "no compile cache made in /var/cache/$d" >&2; exit 1; }
+done
+
 inroot systemctl enable printbox-agent.service printbox-redirect.socket printbox-cert.service \
   printbox-cert-renew.timer printbox-hostname.service printbox-ssh.service \
   printbox-provision.service printbox-banner.service \

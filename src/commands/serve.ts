@@ -38,18 +38,24 @@ import { UpdateService } from '../update/service.js';
 import { Rauc } from '../update/rauc.js';
 import { urlSource } from '../update/source.js';
 import { readProvisionState, watchProvisionState } from '../provision/state.js';
+import { onFirstAnswer, StartupPhases } from '../log/startup-phases.js';
 import { join } from 'node:path';
 
 /** Open alerts a heartbeat carries at most (newest first); `alerts_open` says how many there are. */
 const HEARTBEAT_ALERTS = 50;
 
+/** Background work starts after the first answer, or this long after READY when nobody asks. */
+const BACKGROUND_START_MS = 5000;
+
 /** SIGTERM -> exit: the longest the shutdown waits for work to end (see shutdown in run()). */
 const SHUTDOWN_DEADLINE_MS = 4500;
 
 export async function run(_args: string[], configPath: string | undefined): Promise<number> {
+  const phases = new StartupPhases();
   const config = loadConfig(configPath);
   const logRing = new LogRing();
   const log = createLogger(config.log.level, logRing, openPersistentLog(config.data_dir));
+  phases.mark('config');
   process.on('uncaughtException', (err) => {
     // State is unknown after this: log it and exit so systemd starts a clean process.
     log.fatal({ err: err.stack }, 'uncaught exception');
@@ -58,6 +64,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
 
   const opened = openAgentDatabase(databasePath(config), config.data_dir, log);
   const db = opened.db;
+  phases.mark('database');
   const devices = new DeviceStore(db, {
     onDuplicateReading: (s, storedId) =>
       log.debug({ serial: s.serial, ts: s.ts, stored_id: storedId }, 'a second reading of a device in the same millisecond ignored'),
@@ -130,10 +137,14 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     if (!storage.failed(err, 'making the setup code')) throw err;
   }
 
+  phases.mark('stores');
   const paths = tlsPaths(config);
   const pair = await ensureCertificate(paths, log);
+  phases.mark('certificate');
   const handler = createHandler(ctx);
   const listeners = await startListeners(config, pair, handler, log);
+  phases.mark('listen');
+  phases.logAtFirstAnswer(listeners.https, log);
   const serverLink = new ServerLink({
     db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
@@ -167,16 +178,29 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   // Before the alerts: those judged at start are heard, and messages a last run left are sent.
   notifications.start();
   alertService.start();
-  const stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
+  phases.mark('ready');
   log.info({ version: versionInfo().version, data_dir: config.data_dir }, 'agent ready');
   notifyReady(log);
-  serverLink.start();
-  // After READY: the slots are read (and an install begun before this start settled) while the agent serves.
-  void updates.start();
-
-  // After READY: printers already plugged in are read while the agent serves.
-  void usb.start();
   let stopping = false;
+  // What the first answer does not need starts once it has been sent (or BACKGROUND_START_MS
+  // after READY when nobody asks): started before it, the scan at start-up, the listeners, the
+  // server link, reading the update slots and USB took the CPU while the first request waited
+  // (issue 34: seconds on a slow board or under TCG).
+  let stopDiscovery = () => {};
+  let backgroundStarted = false;
+  const startBackground = () => {
+    clearTimeout(backgroundTimer);
+    if (backgroundStarted || stopping) return;
+    backgroundStarted = true;
+    stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
+    serverLink.start();
+    // The slots are read (and an install begun before this start settled) while the agent serves.
+    void updates.start();
+    // Printers already plugged in are read while the agent serves.
+    void usb.start();
+  };
+  const backgroundTimer = setTimeout(startBackground, BACKGROUND_START_MS);
+  onFirstAnswer(listeners.https, () => setImmediate(startBackground));
   // SIGTERM -> exit within SHUTDOWN_DEADLINE_MS whatever the network does (the unit's
   // TimeoutStopSec is 20 s; systemd then SIGKILLs). First nothing new is taken: schedules stop, the
   // listeners close (connections in flight are cut: their requests were never acknowledged), the
@@ -192,6 +216,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     const t0 = Date.now();
     log.info({ signal }, 'shutting down');
     notifyStopping(log);
+    clearTimeout(backgroundTimer);
     stopWatch();
     stopWatchdog();
     stopProvisionWatch();
