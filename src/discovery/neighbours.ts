@@ -34,11 +34,24 @@ export function parseArpTable(text: string): Map<string, string> {
   return out;
 }
 
+// The table as last read. A polling round looks up every printer that answered: on a flat LAN of
+// 2,000 printers the table has 2,000 entries, and reading and parsing it for each one cost 4 ms a
+// lookup, 8 s of CPU a round (docs/performance.md, a large site). A found entry is taken from a
+// table at most TABLE_MAX_AGE_MS old (the kernel itself keeps an entry for minutes); an address
+// the table lacks is looked up in a fresh read, so a reply just received is never missed.
+const TABLE_MAX_AGE_MS = 1000;
+let table: { file: string; at: number; macs: Map<string, string> } | undefined;
+
 /** The neighbour table's MAC for `ip`, or undefined (not on the box's links, no entry, no /proc). */
-export function neighbourMac(ip: string, file = '/proc/net/arp'): string | undefined {
+export function neighbourMac(ip: string, file = '/proc/net/arp', now = Date.now()): string | undefined {
   try {
-    return parseArpTable(readFileSync(file, 'utf8')).get(ip);
+    const fresh = table !== undefined && table.file === file && now - table.at <= TABLE_MAX_AGE_MS;
+    const found = fresh ? table!.macs.get(ip) : undefined;
+    if (found !== undefined) return found;
+    table = { file, at: now, macs: parseArpTable(readFileSync(file, 'utf8')) };
+    return table.macs.get(ip);
   } catch {
+    table = undefined;
     return undefined;
   }
 }

@@ -79,6 +79,8 @@ export interface SnmpSimOptions {
   startTimeoutMs?: number;
   /** Run the v1/v2c simulator inside this network namespace (its addresses must exist there; give `port`). */
   netns?: string;
+  /** No log file (snmpsimd writes some lines per request): for benchmarks, where it costs the simulator's rate. */
+  quiet?: boolean;
 }
 
 export interface SnmpSim {
@@ -126,8 +128,8 @@ function privilegeArgs(): string[] {
   return isRoot ? ['--process-user=nobody', '--process-group=nogroup'] : [];
 }
 
-function spawnSim(args: string[], logFile: string, netns?: string): ChildProcess {
-  const argv = ['snmpsimd', ...args, ...privilegeArgs(), `--logging-method=file:${logFile}`];
+function spawnSim(args: string[], logFile: string, netns?: string, quiet = false): ChildProcess {
+  const argv = ['snmpsimd', ...args, ...privilegeArgs(), quiet ? '--logging-method=null' : `--logging-method=file:${logFile}`];
   // `ip netns exec` execs the command in place: the child's pid is snmpsimd's.
   const [cmd, ...rest] = netns ? ['ip', 'netns', 'exec', netns, ...argv] : argv;
   const child = spawn(cmd, rest, { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -234,7 +236,7 @@ export async function startSnmpSim(opts: SnmpSimOptions): Promise<SnmpSim> {
   try {
     if (opts.endpoints.length > 0) {
       const log = join(workDir, 'v2c.log');
-      const child = spawnSim(['--v2c-arch', `--data-dir=${dataDir}`, `--cache-dir=${cacheDir}`, `--args-from-file=${argsFile}`], log, opts.netns);
+      const child = spawnSim(['--v2c-arch', `--data-dir=${dataDir}`, `--cache-dir=${cacheDir}`, `--args-from-file=${argsFile}`], log, opts.netns, opts.quiet);
       children.push(child);
       const cred: SnmpCredential = { version: 'v2c', community: 'public' };
       await waitAnswer(child, cred, opts.endpoints[0].address, port, deadline, log, opts.netns);
