@@ -23,9 +23,12 @@ export class StartupPhases {
     this.mark('modules');
   }
 
-  /** The phase that ends now (or at `at`, ms from the process's start) is `name`. */
+  /**
+   * The phase that ends now (or at `at`, ms from the process's start) is `name`. Each phase is the
+   * difference of the rounded ends, so the phases add up to the rounded total exactly.
+   */
   mark(name: string, at = this.clock()): void {
-    this.phases[name] = Math.round(at - this.last);
+    this.phases[name] = Math.round(at) - Math.round(this.last);
     this.last = at;
   }
 

@@ -22,6 +22,18 @@ test('phases are the time between marks, in order, and the total is the last mar
   assert.equal(sum, total_ms, 'the phases add up to the total');
 });
 
+test('fractional times: the rounded phases still add up to the rounded total', () => {
+  let now = 0.4;
+  const phases = new StartupPhases(() => now);
+  for (const [i, name] of ['a', 'b', 'c', 'd'].entries()) {
+    now = 0.4 + (i + 1) * 1.4; // each phase 1.4 ms: rounding each alone would give 1 + 1 + 1 + 1
+    phases.mark(name);
+  }
+  const { phases_ms, total_ms } = phases.snapshot();
+  assert.equal(Object.values(phases_ms).reduce((a, b) => a + b, 0), total_ms);
+  assert.equal(total_ms, 6);
+});
+
 test('one line, after the first answer only', async () => {
   const lines: { obj: object; msg: string }[] = [];
   const phases = new StartupPhases();
