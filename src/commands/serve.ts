@@ -184,7 +184,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   let stopping = false;
   // What the first answer does not need starts once it has been sent (or BACKGROUND_START_MS
   // after READY when nobody asks): started before it, the scan at start-up, the listeners, the
-  // server link, reading the update slots and USB took the CPU while the first request waited
+  // server link and reading the update slots took the CPU while the first request waited
   // (issue 34: seconds on a slow board or under TCG).
   let stopDiscovery = () => {};
   let backgroundStarted = false;
@@ -196,9 +196,12 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     serverLink.start();
     // The slots are read (and an install begun before this start settled) while the agent serves.
     void updates.start();
-    // Printers already plugged in are read while the agent serves.
-    void usb.start();
   };
+  // USB starts at READY, as it did before the rest was deferred: started right after the first
+  // answer, the next request once stalled past the boot test's 10 s after a watchdog restart under
+  // TCG, with a stalling USB printer attached (the native layer's load and the reads of the printers
+  // already plugged in are the likely cause; not proven).
+  void usb.start();
   const backgroundTimer = setTimeout(startBackground, BACKGROUND_START_MS);
   onFirstAnswer(listeners.https, () => setImmediate(startBackground));
   // SIGTERM -> exit within SHUTDOWN_DEADLINE_MS whatever the network does (the unit's
