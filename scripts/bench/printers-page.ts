@@ -16,10 +16,10 @@
 // (PerformanceObserver 'longtask') and input latency (Event Timing of each click: its input to the
 // next paint; the browser reports only those over 16 ms). The same burst of updates again with
 // every printer shown (after paging to the last).
-import { existsSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { startAgent, type Agent } from '../../test/helpers/agent.js';
 import { foundSerial, largeSerial, largeSite } from '../../test/helpers/printer-fleet.js';
+import { chromiumMissing, launchChromium } from '../../test/helpers/chromium.js';
 import { unitEnvironment, unitNodeFlags } from './process.js';
 
 const args = process.argv.slice(2);
@@ -32,7 +32,6 @@ const RUNS = opt('runs') ?? 3;
 const EVENTS = opt('events') ?? 120;
 const THROTTLE = opt('cpu-throttle') ?? 1;
 const DISCOVERED = 300;
-const CHROMIUM = '/usr/bin/chromium';
 const ASSET_TYPES = new Set(['document', 'script', 'stylesheet', 'image', 'font']);
 
 type Page = import('playwright-core').Page;
@@ -196,13 +195,8 @@ async function measure(browser: Browser, size: number): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no ${CHROMIUM}`);
-  const { chromium } = await import('playwright-core');
-  // The test's flags: nothing leaves the machine.
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  if (chromiumMissing) throw new Error(chromiumMissing);
+  const browser = await launchChromium();
   console.log(`node ${process.version}; Chromium ${browser.version()}; cpu throttle ${THROTTLE}x; ${RUNS} runs a size; load average at start ${load()}`);
   try {
     for (const size of SIZES) await measure(browser, size);

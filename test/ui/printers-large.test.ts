@@ -7,7 +7,6 @@
 // of list requests while the page keeps answering a search. Every response the browser and the
 // test receive must be one docs/openapi.yaml describes.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import type { ClientRequest } from 'node:http';
 import { after, before, test } from 'node:test';
 import { startAgent, expectJson, type Agent } from '../helpers/agent.js';
@@ -15,9 +14,9 @@ import { openEventStream } from '../helpers/events.js';
 import { eventProblem, responseProblem } from '../helpers/openapi.js';
 import { LAST_MODEL, foundSerial, largeSerial, largeSite, lastLocation, pageCountOf } from '../helpers/printer-fleet.js';
 import { until } from '../helpers/until.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) ? `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)` : false;
+const skip = chromiumMissing;
 if (skip) console.log(`# large Printers page tests skipped: ${skip}`);
 
 const SAVED = 2000;
@@ -39,12 +38,7 @@ before(async () => {
   if (skip) return;
   agent = await startAgent({ seed: largeSite(Date.now(), SAVED, DISCOVERED) });
   base = `https://127.0.0.1:${agent.httpsPort}`;
-  const { chromium } = await import('playwright-core');
-  // The flags keep Chromium from reaching out to the network; playwright gives it a fresh empty profile.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();
