@@ -31,6 +31,7 @@ import { openDatabase } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
 import { readForecast } from '../../src/forecast/read.js';
 import { parsePrinter } from '../../src/snmp/parse/printer.js';
+import { simulatorCeiling } from './snmp-ceiling.js';
 import { readSnmprec } from '../../test/helpers/snmprec.js';
 import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
 import { device, ndjson } from '../../test/helpers/seed.js';
@@ -128,26 +129,6 @@ function makeFleet(dir: string, now: number): Printer[] {
   }
   log(`fleet: ${PRINTERS} printers from ${templates.length} recordings (${files.length - templates.length} without a serial left out), ${ALLOWED}`);
   return printers;
-}
-
-/** Closed loop: `inFlight` sessions over the fleet's addresses, each one single-OID GET after another. */
-async function simulatorCeiling(printers: Printer[], port: number, seconds: number, inFlight: number): Promise<number> {
-  const end = Date.now() + seconds * 1000;
-  let done = 0;
-  const loop = async (i: number) => {
-    const s = openSession({ version: 'v2c', community: 'public' }, { host: printers[(i * 37) % printers.length].ip, port, timeoutMs: 2000, retries: 0, allowedRanges: [ALLOWED] });
-    try {
-      while (Date.now() < end) {
-        await s.get(['1.3.6.1.2.1.1.3.0']);
-        done++;
-      }
-    } finally {
-      s.close();
-    }
-  };
-  const t0 = Date.now();
-  await Promise.all(Array.from({ length: inFlight }, (_, i) => loop(i)));
-  return done / ((Date.now() - t0) / 1000);
 }
 
 // ---- HTTP ----
@@ -278,7 +259,7 @@ async function main(): Promise<void> {
   );
   log(`simulators warmed (a GET to each printer, the recordings indexed): ${((Date.now() - w0) / 1000).toFixed(1)} s`);
   const sc0 = simCpu(sims);
-  const ceiling = await simulatorCeiling(printers, port, 5, 64);
+  const ceiling = await simulatorCeiling(printers.map((p) => p.ip), port, 5, 64, [ALLOWED]);
   log(`simulator ceiling: ${ceiling.toFixed(0)} single-OID GETs/s (64 in flight, 5 s; the simulators used ${((simCpu(sims) - sc0) / 5000 * 100).toFixed(0)} % of a core over it), load ${load()}`);
 
   // 2. The agent, the printers saved (imported, as a backup would bring them), the schedule at 1 minute.

@@ -10,10 +10,11 @@
 // discovery reads it, manufacturer, model and serial found beside the ones expected. Every packet
 // goes to 127.88.0.0/24 or 127.79.3.0/24 (allowed_ranges is set to them).
 import { readFileSync } from 'node:fs';
-import { openSession, type SnmpCredential } from '../../src/snmp/client.js';
+import type { SnmpCredential } from '../../src/snmp/client.js';
 import { DEFAULT_SCAN_CONCURRENCY, DEFAULT_SCAN_TIMEOUT_MS, readHost, scan } from '../../src/snmp/scan.js';
 import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
 import { identityOverUdp } from '../../test/helpers/identity.js';
+import { simulatorCeiling } from './snmp-ceiling.js';
 
 function arg(name: string, dflt: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -39,26 +40,6 @@ function cpuTicks(pid: number): number {
   } catch {
     return 0;
   }
-}
-
-async function simulatorCeiling(port: number, seconds: number, inFlight: number): Promise<number> {
-  // Closed loop: `inFlight` sessions each send one single-OID GET as soon as the previous returns.
-  const end = Date.now() + seconds * 1000;
-  let done = 0;
-  const loop = async (i: number) => {
-    const s = openSession(PUBLIC, { host: printers[i % printers.length], port, timeoutMs: 2000, retries: 0, allowedRanges: ALLOWED });
-    try {
-      while (Date.now() < end) {
-        await s.get(['1.3.6.1.2.1.1.3.0']);
-        done++;
-      }
-    } finally {
-      s.close();
-    }
-  };
-  const t0 = Date.now();
-  await Promise.all(Array.from({ length: inFlight }, (_, i) => loop(i)));
-  return done / ((Date.now() - t0) / 1000);
 }
 
 async function main() {
@@ -114,7 +95,7 @@ async function main() {
     console.log(`scanner CPU ${(((cpuR.user + cpuR.system) / 1e6 / readS) * 100).toFixed(0)}% of a core; simulator CPU ${(simBusy * 100).toFixed(0)}% of a core`);
 
     // 3. The simulator's own ceiling: single-OID GETs, 32 in flight.
-    const ceiling = await simulatorCeiling(sim.port, 5, 32);
+    const ceiling = await simulatorCeiling(printers, sim.port, 5, 32, ALLOWED);
     console.log('\n## simulator ceiling');
     console.log(`snmpsim answers ${ceiling.toFixed(0)} single-OID GETs/s (32 in flight, 5 s)`);
   } finally {
