@@ -166,8 +166,9 @@ test('scrolling reaches the middle and the last printer, a page a request, only 
     // The middle: rows about the 1,000th printer, answered by their own page.
     let asked = listRequests(requests).length;
     await scrollTo(page, 0.5);
-    await page.waitForFunction(() => document.querySelectorAll('#saved tbody tr[data-serial]').length > 0
-      && !document.querySelector('#saved tbody tr.waiting'));
+    // Drawn: a printer's row in the viewport, and no place in the window still waiting for its printer.
+    await page.waitForFunction(() => !document.querySelector('#saved tbody tr.waiting') && [...document.querySelectorAll('#saved tbody tr[data-serial]')]
+      .some((tr) => { const r = tr.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }));
     const middle = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#saved tbody tr[data-serial]')]
       .filter((tr) => { const r = tr.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }).map((tr) => tr.dataset.serial!));
     const places = middle.map((s) => Array.from({ length: SAVED }, (_, i) => serialOf(i)).indexOf(s));

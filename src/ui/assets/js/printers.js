@@ -117,12 +117,13 @@ export async function printersView() {
     }
     draw();
   }
-  // The rows in view read again (one request); the rest of the list is forgotten and asked again
-  // when the view reaches it, so a refresh costs the same at 50 printers as at 2,000.
+  // The rows in view read again (one request, with a margin: a list grown by the event moves the
+  // window a little); the rest of the list is forgotten and asked again when the view reaches it,
+  // so a refresh costs the same at 50 printers as at 2,000.
   async function refresh() {
     const n = ++gen;
-    const offset = last >= first ? first : 0;
-    const limit = Math.min(1000, last >= first ? last - first + 1 : PRINTERS_PAGE);
+    const offset = last >= first ? Math.max(0, first - MARGIN) : 0;
+    const limit = Math.min(1000, last >= first ? last - offset + 1 + MARGIN : PRINTERS_PAGE);
     const page = await ask(offset, limit, false);
     if (n !== gen) return;
     rows = [];
