@@ -184,6 +184,8 @@ export async function printersView() {
     return [a, Math.min(total - 1, Math.max(to, a + 2 * MARGIN))];
   }
   function draw() {
+    // An answer that comes after the view was left has nothing to draw (and nothing to measure).
+    if (!table.isConnected) return;
     table.dataset.loaded = 'true';
     table.setAttribute('aria-rowcount', String(total + 1));
     count.textContent = total ? fmtInt(total) + (total === 1 ? ' printer' : ' printers') : '';
@@ -243,7 +245,7 @@ export async function printersView() {
     // The window's own height gives the height assumed for the rows not drawn; a change of more
     // than a pixel or two draws the window again (rows alike in height settle at once).
     const measured = body.getBoundingClientRect().height / n;
-    const settled = Math.abs(measured - rowHeight) <= 2;
+    const settled = !(measured > 0) || Math.abs(measured - rowHeight) <= 2;
     if (!settled) rowHeight = measured;
     pane.style.paddingTop = first * rowHeight + 'px';
     pane.style.paddingBottom = (total - 1 - last) * rowHeight + 'px';
