@@ -188,7 +188,9 @@ export async function printersView() {
     if (!table.isConnected) return;
     table.dataset.loaded = 'true';
     table.setAttribute('aria-rowcount', String(total + 1));
-    count.textContent = total ? fmtInt(total) + (total === 1 ? ' printer' : ' printers') : '';
+    // Set only when it changes: the count is a live region, and a scroll draws many times.
+    const counted = total ? fmtInt(total) + (total === 1 ? ' printer' : ' printers') : '';
+    if (count.textContent !== counted) count.textContent = counted;
     if (!total) {
       tbody = null;
       built = new Map();
