@@ -3,19 +3,19 @@
 //   npm run build && node dist/scripts/bench/printers-page.js [--printers 2000] [--runs 3] [--events 120] [--cpu-throttle X]
 // Without --printers: 50, 500 and 2,000 in turn. For each size, --runs fresh browser contexts
 // (nothing cached) measure, inside the page (performance.now(), from navigation start):
-// 1. requests to show the page: data requests (fetch, EventSource) and assets (page, script) apart;
+// 1. requests to show the page: data requests (fetch, EventSource) and assets (page, script modules) apart;
 // 2. first rows: navigation start to the first printer row in the DOM;
 // 3. search for the last printer (its serial): the input event to that one row drawn (next frame),
 //    the page's 250 ms typing pause included;
-// 4. paging to the last printer: "Show more" clicked (in the page, no DevTools round trip between
-//    clicks) until its row is drawn; the list requests' own time from Resource Timing, so the rest
-//    is the page's work; long tasks meanwhile.
+// 4. scrolling to the last printer (the windowed list): the window scrolled to the end in the page,
+//    until its row is drawn (next frame); the list requests' own time from Resource Timing, so the
+//    rest is the page's work; long tasks meanwhile; the rows in the DOM then.
 // Then, on one more fresh page, a burst of real events: POST /devices/save/all (300 discovered
 // printers saved: 300 device_change at once) and --events POST /devices/update one after another,
-// while a trusted click lands on the page every 100 ms: list requests the burst caused, long tasks
+// while a trusted click lands on the page (its margin, so the view stays) every 100 ms: list requests the burst caused, long tasks
 // (PerformanceObserver 'longtask') and input latency (Event Timing of each click: its input to the
 // next paint; the browser reports only those over 16 ms). The same burst of updates again with
-// every printer shown (after paging to the last).
+// the view at the end of the list (its last printers changed, so each refresh has rows to draw).
 import { loadavg } from 'node:os';
 import { startAgent, type Agent } from '../../test/helpers/agent.js';
 import { foundSerial, largeSerial, largeSite } from '../../test/helpers/printer-fleet.js';
@@ -56,21 +56,15 @@ const SEARCH = `([text, serial]) => new Promise((resolve) => {
   input.dispatchEvent(new Event('input', { bubbles: true }));
 })`;
 
-/** In the page: "Show more" until `serial`'s row is drawn; each page's time and its request's. */
-const PAGING = `async (serial) => {
+/** In the page: the window scrolled to the end, until `serial`'s row is drawn; the list requests meanwhile. */
+const SCROLL_END = `async (serial) => {
   const t0 = performance.now();
-  const per = [];
-  const count = () => document.querySelectorAll('#saved tbody tr').length;
-  while (!document.querySelector('#saved tr[data-serial="' + serial + '"]')) {
-    const n = count();
-    const t = performance.now();
-    document.getElementById('printer-more').click();
-    await new Promise((r) => { const mo = new MutationObserver(() => { if (count() > n) { mo.disconnect(); r(); } }); mo.observe(document.getElementById('view'), { subtree: true, childList: true }); });
-    per.push(performance.now() - t);
-  }
+  const drawn = () => document.querySelector('#saved tr[data-serial="' + serial + '"]');
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  if (!drawn()) await new Promise((r) => { const mo = new MutationObserver(() => { if (drawn()) { mo.disconnect(); r(); } }); mo.observe(document.getElementById('view'), { subtree: true, childList: true }); });
   await new Promise((r) => requestAnimationFrame(r));
   const fetches = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/printers') && e.startTime >= t0).map((e) => e.responseEnd - e.startTime);
-  return { ms: performance.now() - t0, per, fetches };
+  return { ms: performance.now() - t0, fetches, rows: document.querySelectorAll('#saved tbody tr').length };
 }`;
 
 /** A function written as text, called in the page with `arg` (a string given to evaluate is an expression). */
@@ -108,8 +102,8 @@ async function strain(page: Page, since: number): Promise<{ tasks: number; taskM
   return { tasks: tasks.length, taskMs: sum(tasks), longest: Math.max(0, ...tasks), inputs: inputs.length, worstInput: Math.max(0, ...inputs) };
 }
 
-/** Updates one after another (each a device_change), a trusted click on the page's heading every 100 ms meanwhile. */
-async function burst(agent: Agent, page: Page, withSaveAll: boolean): Promise<string> {
+/** Updates one after another (each a device_change), a trusted click on the page every 100 ms meanwhile. */
+async function burst(agent: Agent, page: Page, withSaveAll: boolean, size: number): Promise<string> {
   const since = (await page.evaluate('performance.now()')) as number;
   const t0 = Date.now();
   const token = `burst${t0}`;
@@ -117,7 +111,8 @@ async function burst(agent: Agent, page: Page, withSaveAll: boolean): Promise<st
   let clicks = 0;
   const clicker = (async () => {
     while (clicking) {
-      await page.click('h2', { noWaitAfter: true }).catch(() => {});
+      // In the page's margin, beside the list: a click on an element would scroll it into view.
+      await page.mouse.click(10, 400).catch(() => {});
       clicks++;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -127,7 +122,9 @@ async function burst(agent: Agent, page: Page, withSaveAll: boolean): Promise<st
     if (r.status !== 200) throw new Error(`save/all: ${r.status} ${r.body}`);
   }
   for (let i = 0; i < EVENTS; i++) {
-    const r = await post(agent, '/devices/update', { serial: withSaveAll ? foundSerial(i % 50) : largeSerial(i % 50), location: `${token}-${i}` });
+    // Printers in view: the first ones, or the last ones with the view at the end.
+    const serial = withSaveAll ? foundSerial(i % 5) : largeSerial(size - 1 - (i % 5));
+    const r = await post(agent, '/devices/update', { serial, location: `${token}-${i}` });
     if (r.status !== 200) throw new Error(`update: ${r.status} ${r.body}`);
   }
   const took = Date.now() - t0;
@@ -146,27 +143,30 @@ async function measure(browser: Browser, size: number): Promise<void> {
   try {
     const first: number[] = [];
     const search: number[] = [];
-    const paging: number[] = [];
-    const pagingFetch: number[] = [];
-    const pagingLong: number[] = [];
+    const scrolling: number[] = [];
+    const scrollFetch: number[] = [];
+    const scrollLong: number[] = [];
+    let scrollRows = 0;
+    let scrollAsks = 0;
     let requestsLine = '';
-    let clicks = 0;
     for (let run = 0; run < RUNS; run++) {
       const { page, requests, close } = await open(browser, base);
       try {
         const assets = requests.filter((r) => ASSET_TYPES.has(r.type) && !r.path.startsWith('/events'));
         const data = requests.filter((r) => !assets.includes(r));
-        requestsLine = `${data.length} data (${data.map((r) => r.path.split('?')[0]).join(', ')}) + ${assets.length} assets (${assets.map((r) => r.path).join(', ')})`;
+        const modules = assets.filter((r) => r.type === 'script').length;
+        requestsLine = `${data.length} data (${data.map((r) => r.path.split('?')[0]).join(', ')}) + ${assets.length} assets, ${modules} of them script modules (${assets.map((r) => r.path).join(', ')})`;
         first.push((await page.evaluate('window.__m.rows')) as number);
         search.push((await call(page, SEARCH, [last, last])) as number);
         await page.fill('#printer-search', '');
-        await page.waitForFunction((n) => document.querySelectorAll('#saved tbody tr').length === n, Math.min(50, size));
+        await page.waitForSelector(`#saved tr[data-serial="${largeSerial(0)}"]`);
         const since = (await page.evaluate('performance.now()')) as number;
-        const p = (await call(page, PAGING, last)) as { ms: number; per: number[]; fetches: number[] };
-        paging.push(p.ms);
-        pagingFetch.push(sum(p.fetches));
-        pagingLong.push((await strain(page, since)).longest);
-        clicks = p.per.length;
+        const p = (await call(page, SCROLL_END, last)) as { ms: number; fetches: number[]; rows: number };
+        scrolling.push(p.ms);
+        scrollFetch.push(sum(p.fetches));
+        scrollLong.push((await strain(page, since)).longest);
+        scrollRows = p.rows;
+        scrollAsks = p.fetches.length;
       } finally {
         await close();
       }
@@ -175,17 +175,17 @@ async function measure(browser: Browser, size: number): Promise<void> {
     console.log(`requests to show the page: ${requestsLine}`);
     console.log(`first rows (navigation start to the first row): ${range(first)}`);
     console.log(`search for the last printer (input event to its row drawn, 250 ms typing pause included): ${range(search)}`);
-    console.log(`paging to the last printer (${clicks} "Show more", to its row drawn): ${range(paging)}; of which the list requests ${range(pagingFetch)}; longest task ${range(pagingLong)}`);
-    // The burst: on the first page, then with every printer shown.
+    console.log(`scrolling to the last printer (to the end, to its row drawn): ${range(scrolling)}; of which the list requests ${range(scrollFetch)} (${scrollAsks} request(s)); longest task ${range(scrollLong)}; ${scrollRows} rows in the DOM`);
+    // The burst: with the view at the top, then at the end.
     const { page, requests, close } = await open(browser, base);
     try {
       let before = lists(requests);
-      const a = await burst(agent, page, true);
-      console.log(`burst, first page shown: ${a}; list requests ${lists(requests) - before}`);
-      await call(page, PAGING, last);
+      const a = await burst(agent, page, true, size);
+      console.log(`burst, view at the top: ${a}; list requests ${lists(requests) - before}`);
+      await call(page, SCROLL_END, last);
       before = lists(requests);
-      const b = await burst(agent, page, false);
-      console.log(`burst, all ${(size + DISCOVERED).toLocaleString('en-US')} shown: ${b}; list requests ${lists(requests) - before}`);
+      const b = await burst(agent, page, false, size);
+      console.log(`burst, view at the end of ${(size + DISCOVERED).toLocaleString('en-US')}: ${b}; list requests ${lists(requests) - before}`);
     } finally {
       await close();
     }

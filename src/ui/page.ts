@@ -1,10 +1,10 @@
 // The local web UI: one page and its ES modules, talking to the same API a central server uses,
 // served under a strict Content-Security-Policy (no inline script). The modules and the style
 // sheet are plain files (src/ui/assets/js/*.js, app.css), checked by tsc against docs/openapi.yaml
-// when the agent is built and served as they are; uPlot (the meter charts, npm package `uplot`)
-// comes with them as the module ui/uplot.js. scripts/build.mjs copies them next to this module
-// (dist/src/ui/assets), so the box needs no node_modules for the UI and nothing is built at run
-// time. The page carries no data and no secret: the script asks the API for everything.
+// when the agent is built, and bundled by it into one module (ui/main.js); uPlot (the meter
+// charts, npm package `uplot`) comes with them as the module ui/uplot.js. scripts/build.mjs puts
+// them next to this module (dist/src/ui/assets), so the box needs no node_modules for the UI and
+// nothing is built at run time. The page carries no data and no secret: the script asks the API for everything.
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -30,12 +30,19 @@ const UPLOT_CSS = asset('uPlot.min.css');
 const APP_CSS = asset('app.css');
 
 function moduleSources(): Map<string, string> {
-  const dirs = ['./assets/js/', '../../../src/ui/assets/js/'].map((d) => new URL(d, import.meta.url));
-  const dir = dirs.find((d) => existsSync(new URL('main.js', d)));
-  if (!dir) throw new Error('web UI asset js/main.js is missing: run npm run build');
   const out = new Map<string, string>();
-  for (const name of readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) {
-    out.set(name, readFileSync(new URL(name, dir), 'utf8'));
+  // The build's bundle (scripts/build.mjs: main.js and every module it imports, but uPlot) is the
+  // one module a first visit needs besides uPlot: 2 requests, not 20.
+  const bundle = new URL('./assets/ui.js', import.meta.url);
+  if (existsSync(bundle)) out.set('main.js', readFileSync(bundle, 'utf8'));
+  else {
+    // Without it (a tsc-only build), the modules as they are.
+    const dirs = ['./assets/js/', '../../../src/ui/assets/js/'].map((d) => new URL(d, import.meta.url));
+    const dir = dirs.find((d) => existsSync(new URL('main.js', d)));
+    if (!dir) throw new Error('web UI asset js/main.js is missing: run npm run build');
+    for (const name of readdirSync(dir).filter((n) => n.endsWith('.js')).sort()) {
+      out.set(name, readFileSync(new URL(name, dir), 'utf8'));
+    }
   }
   out.set('uplot.js', `/*! uPlot\n${UPLOT_LICENSE.trim()}\n*/\n${UPLOT_JS}`);
   return out;

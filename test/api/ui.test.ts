@@ -22,7 +22,8 @@ test('the page and its modules are served with a CSP that forbids inline script'
   // Every module the page preloads is served, as JavaScript (module scripts refuse anything else),
   // under the page's headers; the whole graph is preloaded: each import names a preloaded module.
   const preloaded = [...page.body.matchAll(/<link rel="modulepreload" href="ui\/([\w.-]+\.js)">/g)].map((m) => m[1]);
-  for (const name of ['main.js', 'api.js', 'dom.js', 'printers.js', 'settings.js', 'uplot.js']) assert.ok(preloaded.includes(name), name);
+  // The build bundles the modules into main.js (scripts/build.mjs); uPlot is the other.
+  assert.deepEqual(preloaded.sort(), ['main.js', 'uplot.js']);
   for (const name of preloaded) {
     // As a browser asks for a module script: CORS mode, same origin.
     const js = await agent.request(`/ui/${name}`, { headers: { Accept: '*/*', 'Sec-Fetch-Mode': 'cors', 'Sec-Fetch-Site': 'same-origin', 'Sec-Fetch-Dest': 'script' } });
@@ -30,17 +31,21 @@ test('the page and its modules are served with a CSP that forbids inline script'
     assert.match(String(js.headers['content-type']), /^text\/javascript/, name);
     assert.equal(js.headers['x-content-type-options'], 'nosniff', name);
     assert.equal(js.headers['cache-control'], 'no-cache', name);
-    for (const [, imported] of js.body.matchAll(/^import .* from '\.\/([\w.-]+\.js)';$/gm)) {
+    for (const [, imported] of js.body.matchAll(/\bimport\s*[\w\s{},*]*?\s*from\s*["']\.\/([\w.-]+\.js)["']/g)) {
       assert.ok(preloaded.includes(imported), `${name} imports ${imported}, which the page preloads`);
     }
     const again = await agent.request(`/ui/${name}`, { headers: { 'If-None-Match': String(js.headers.etag) } });
     assert.equal(again.status, 304, name);
   }
-  const api = await agent.request('/ui/api.js');
-  assert.match(api.body, /fetch\(path/);
+  // The bundle holds the modules: the API client's fetch and the Printers view's windowed list.
+  const main = (await agent.request('/ui/main.js')).body;
+  assert.match(main, /fetch\(path/);
+  assert.match(main, /function printersView\b/);
+  assert.match(main, /import uPlot from ?["']\.\/uplot\.js["']/, 'uPlot stays its own module');
+  assert.doesNotMatch(main, /from ?["']\.\/(?!uplot\.js)/, 'nothing else is imported');
   assert.match((await agent.request('/ui/uplot.js')).body, /^\/\*! uPlot\nThe MIT License/, "uPlot's licence travels with it");
   // Only the modules: no other file, nothing outside (an encoded slash is refused before routing).
-  for (const [bad, status] of [['/ui/nope.js', 404], ['/ui/types.d.ts', 404], ['/ui/', 404], ['/ui/..%2Fpage.js', 400]] as const) {
+  for (const [bad, status] of [['/ui/nope.js', 404], ['/ui/api.js', 404], ['/ui/types.d.ts', 404], ['/ui/', 404], ['/ui/..%2Fpage.js', 400]] as const) {
     const r = await agent.request(bad, { headers: { Accept: '*/*' } });
     assert.equal(r.status, status, bad);
   }

@@ -2,7 +2,8 @@
 // agent holding 2,000 saved printers, each with two readings and four supplies, and 300 discovered
 // ones (test/helpers/printer-fleet.ts). Behaviour only, no timings (the figures are
 // scripts/bench/printers-page.ts's, in docs/performance.md): how many requests the page makes to show the list, the first rows drawn,
-// the last printer found by its serial, location and model, reached by paging, and a burst of
+// the last printer found by its serial, location and model, reached by scrolling the windowed list
+// (only the rows in view exist, a refresh keeps the view where it is, Tab walks on), and a burst of
 // real events (POST /devices/save/all, a run of POST /devices/update) answered by a bounded number
 // of list requests while the page keeps answering a search. Every response the browser and the
 // test receive must be one docs/openapi.yaml describes.
@@ -21,7 +22,9 @@ if (skip) console.log(`# large Printers page tests skipped: ${skip}`);
 
 const SAVED = 2000;
 const DISCOVERED = 300;
-const PAGE = 50; // the page's own page size (src/ui/assets/js/printers.js PRINTERS_PAGE)
+// The windowed list draws the rows in view and 10 each side: at 860 px high, well under this.
+const MOST_ROWS = 60;
+const IN_VIEW = 5; // the first printers, in view at the top of the list
 const serialOf = largeSerial;
 const found = foundSerial;
 const LAST = serialOf(SAVED - 1);
@@ -67,8 +70,17 @@ async function openPage() {
 }
 const listRequests = (rs: Seen[]) => rs.filter((r) => r.path.startsWith('/api/printers'));
 const countText = (page: import('playwright-core').Page) => page.textContent('#printer-count');
+const rowsInDom = (page: import('playwright-core').Page) => page.locator('#saved tbody tr').count();
+/** Whether `serial`'s row is drawn inside the viewport. */
+const inView = (page: import('playwright-core').Page, serial: string) => page.evaluate((s) => {
+  const r = document.querySelector(`#saved tr[data-serial="${s}"]`)?.getBoundingClientRect();
+  return !!r && r.bottom > 0 && r.top < innerHeight;
+}, serial);
+/** The printer whose row is at the top of the viewport. */
+const topInView = (page: import('playwright-core').Page) => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#saved tbody tr[data-serial]')]
+  .find((tr) => tr.getBoundingClientRect().bottom > 0)?.dataset.serial);
 
-test('the page shows the first 50 of 2,000 printers with at most 5 data requests, the list in one', { skip }, async () => {
+test('the page shows the first of 2,000 printers with at most 5 data requests, the list in one, only the rows in view drawn', { skip }, async () => {
   const { ctx, page, requests } = await openPage();
   try {
     await page.goto(`${base}/#/printers`);
@@ -89,8 +101,15 @@ test('the page shows the first 50 of 2,000 printers with at most 5 data requests
     const assetPaths = assets.map((r) => r.path);
     assert.ok(assetPaths.includes('/') && assetPaths.includes('/ui/main.js'), assetPaths.join(', '));
     assert.deepEqual(assetPaths.filter((p) => p !== '/' && !/^\/ui\/[a-z-]+\.js$/.test(p)), [], 'only the page and its modules');
-    assert.equal(await page.locator('#saved tbody tr').count(), PAGE);
-    assert.equal(await countText(page), `Showing ${PAGE} of 2,000`);
+    // A window: the rows in view and a margin, all of them answered by the one request.
+    const drawn = await rowsInDom(page);
+    assert.ok(drawn >= 10 && drawn <= MOST_ROWS, `${drawn} rows drawn`);
+    assert.equal(await page.locator('#saved tbody tr[data-serial]').count(), drawn, 'no row waits for its printer');
+    assert.equal(await countText(page), '2,000 printers');
+    // Screen readers: the table says it has 2,001 rows (the header's among them) and where each drawn one stands.
+    assert.equal(await page.getAttribute('#saved', 'aria-rowcount'), '2001');
+    assert.equal(await page.getAttribute('#saved thead tr', 'aria-rowindex'), '1');
+    assert.equal(await page.getAttribute(`#saved tr[data-serial="${serialOf(0)}"]`, 'aria-rowindex'), '2');
     // The first rows are whole: meters and supplies came with the list.
     const first = page.locator(`#saved tr[data-serial="${serialOf(0)}"]`);
     assert.equal(await first.locator('.meter-total').textContent(), pageCountOf(0).toLocaleString('en-US'));
@@ -110,13 +129,13 @@ test('search: the last printer by its serial, its location and its model, each o
       // From the first page each time, so that the answer drawn is this search's.
       if (await page.inputValue('#printer-search')) {
         await page.fill('#printer-search', '');
-        await page.waitForFunction((n) => document.querySelectorAll('#saved tbody tr').length === n, PAGE);
+        await page.waitForSelector(`#saved tr[data-serial="${serialOf(0)}"]`);
       }
       const before = listRequests(requests).length;
       await page.fill('#printer-search', text);
       await page.waitForSelector(`#saved tr[data-serial="${LAST}"]`);
       await page.waitForFunction(() => document.querySelectorAll('#saved tbody tr').length === 1);
-      assert.equal(await countText(page), 'Showing 1 of 1', `search ${text}`);
+      assert.equal(await countText(page), '1 printer', `search ${text}`);
       const asked = listRequests(requests).slice(before);
       assert.equal(asked.length, 1, `one request for the whole text ${text}: ${JSON.stringify(asked)}`);
       assert.ok(asked[0].path.includes('search=' + encodeURIComponent(text)), asked[0].path);
@@ -126,50 +145,78 @@ test('search: the last printer by its serial, its location and its model, each o
     }
     // Cleared: the first page again.
     await page.fill('#printer-search', '');
-    await page.waitForFunction((n) => document.querySelectorAll('#saved tbody tr').length === n, PAGE);
-    assert.equal(await countText(page), `Showing ${PAGE} of 2,000`);
+    await page.waitForSelector(`#saved tr[data-serial="${serialOf(0)}"]`);
+    assert.equal(await countText(page), '2,000 printers');
     assert.deepEqual(problems, []);
   } finally {
     await ctx.close();
   }
 });
 
-/** "Show more" until the last printer is drawn; returns the number of clicks. */
-async function pageToLast(page: import('playwright-core').Page): Promise<number> {
-  let clicks = 0;
-  while (!(await page.locator(`#saved tr[data-serial="${LAST}"]`).count())) {
-    const shown = await page.locator('#saved tbody tr').count();
-    await page.click('#printer-more');
-    clicks++;
-    await page.waitForFunction((n) => document.querySelectorAll('#saved tbody tr').length > n, shown);
-    assert.ok(clicks <= SAVED / PAGE, 'the last printer is reached within total/50 pages');
-  }
-  return clicks;
-}
+/** Scrolls the window to `fraction` of the page's height (1: the end). */
+const scrollTo = (page: import('playwright-core').Page, fraction: number) =>
+  page.evaluate((f) => window.scrollTo(0, f * (document.documentElement.scrollHeight - innerHeight)), fraction);
 
-test('paging reaches the last printer, one request a page; an event then keeps every row shown', { skip }, async () => {
+test('scrolling reaches the middle and the last printer, a page a request, only the rows in view drawn; an event keeps the view', { skip }, async () => {
   const { ctx, page, requests } = await openPage();
   try {
     await page.goto(`${base}/#/printers`);
     await page.waitForSelector(`#saved[data-loaded] tr[data-serial="${serialOf(0)}"]`);
     await page.waitForSelector('#conn[data-state="live"]');
-    const before = listRequests(requests).length;
-    const clicks = await pageToLast(page);
-    assert.equal(clicks, SAVED / PAGE - 1);
-    assert.equal(listRequests(requests).length - before, clicks, 'one request a page');
-    assert.equal(await countText(page), 'Showing 2,000 of 2,000');
-    assert.equal(await page.isHidden('#printer-more'), true, 'nothing more to show');
-    const last = page.locator(`#saved tr[data-serial="${LAST}"]`);
-    await last.scrollIntoViewIfNeeded();
-    assert.equal(await last.isVisible(), true);
-    // A change to a printer beyond the box's page limit (1,000 a request): the refresh it causes
-    // draws the change and keeps every row shown.
-    const asked = listRequests(requests).length;
+    // The middle: rows about the 1,000th printer, answered by their own page.
+    let asked = listRequests(requests).length;
+    await scrollTo(page, 0.5);
+    // Drawn: a printer's row in the viewport, and no place in the window still waiting for its printer.
+    await page.waitForFunction(() => !document.querySelector('#saved tbody tr.waiting') && [...document.querySelectorAll('#saved tbody tr[data-serial]')]
+      .some((tr) => { const r = tr.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }));
+    const middle = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#saved tbody tr[data-serial]')]
+      .filter((tr) => { const r = tr.getBoundingClientRect(); return r.bottom > 0 && r.top < innerHeight; }).map((tr) => tr.dataset.serial!));
+    const places = middle.map((s) => Array.from({ length: SAVED }, (_, i) => serialOf(i)).indexOf(s));
+    assert.ok(places.length > 0 && places.every((i) => i > 800 && i < 1200), `the printers in view at half the height: ${places.join(', ')}`);
+    assert.ok(listRequests(requests).length - asked <= 2, 'one page asked (two where the window spans two)');
+    assert.ok((await rowsInDom(page)) <= MOST_ROWS);
+    // The end: the last printer drawn, in view, where a screen reader is told it stands.
+    asked = listRequests(requests).length;
+    await scrollTo(page, 1);
+    await page.waitForSelector(`#saved tr[data-serial="${LAST}"]`);
+    assert.equal(await inView(page, LAST), true, 'the last printer is in view');
+    assert.equal(await page.getAttribute(`#saved tr[data-serial="${LAST}"]`, 'aria-rowindex'), String(SAVED + 1));
+    const toEnd = listRequests(requests).slice(asked);
+    assert.ok(toEnd.length >= 1 && toEnd.length <= 2, `the end is one or two pages: ${JSON.stringify(toEnd)}`);
+    assert.ok(toEnd.every((r) => /[?&]limit=50\b/.test(r.path)), JSON.stringify(toEnd));
+    const drawn = await rowsInDom(page);
+    assert.ok(drawn <= MOST_ROWS, `${drawn} rows in the DOM at the end`);
+    assert.equal(await countText(page), '2,000 printers');
+    // A change to the last printer: the refresh it causes asks only the rows in view, draws the
+    // change, and leaves the view where it was.
+    const top = await topInView(page);
+    asked = listRequests(requests).length;
     expectJson(await agent.request('/devices/update', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ serial: LAST, location: 'Checked room' }) }));
+    const last = page.locator(`#saved tr[data-serial="${LAST}"]`);
     await until('the change drawn', async () => ((await last.textContent()) ?? '').includes('Checked room'));
-    assert.ok(listRequests(requests).length > asked, 'the event caused a refresh');
-    assert.equal(await page.locator('#saved tbody tr').count(), SAVED, 'every row still shown');
-    assert.equal(await countText(page), 'Showing 2,000 of 2,000');
+    const refreshes = listRequests(requests).slice(asked);
+    assert.ok(refreshes.length >= 1, 'the event caused a refresh');
+    for (const r of refreshes) {
+      const limit = Number(new URL(r.path, base).searchParams.get('limit'));
+      assert.ok(limit <= MOST_ROWS, `a refresh asks the rows in view, not the list: ${r.path}`);
+    }
+    // (The changed row may be a line shorter: at the very end the browser then scrolls by that much.)
+    assert.equal(await topInView(page), top, 'the view stays where it was');
+    assert.equal(await inView(page, LAST), true, 'the last printer still in view');
+    assert.ok((await rowsInDom(page)) <= MOST_ROWS);
+    // Keyboard: from the last row drawn above the end, Tab walks on to the next printer's row.
+    await scrollTo(page, 0);
+    await page.waitForSelector(`#saved tr[data-serial="${serialOf(0)}"]`);
+    const lastDrawn = await page.evaluate(() => {
+      const rows = document.querySelectorAll<HTMLElement>('#saved tbody tr[data-serial]');
+      return rows[rows.length - 1].dataset.serial!;
+    });
+    const k = Array.from({ length: SAVED }, (_, i) => serialOf(i)).indexOf(lastDrawn);
+    await page.focus(`#saved tr[data-serial="${lastDrawn}"] button[data-hide]`);
+    // Focus scrolled it into view, and the window follows it: the next rows are drawn before the next Tab.
+    await page.waitForSelector(`#saved tr[data-serial="${serialOf(k + 1)}"]`);
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.closest('tr')?.dataset.serial), serialOf(k + 1), 'Tab reaches the next printer');
     assert.deepEqual(problems, []);
   } finally {
     await ctx.close();
@@ -196,7 +243,7 @@ test('a burst of events: a bounded number of list requests, the page answers a s
     const saved = expectJson(await agent.request('/devices/save/all', { method: 'POST', headers: { Accept: 'application/json' } })) as { saved: number };
     assert.equal(saved.saved, DISCOVERED);
     await until('300 saved events on the stream', () => events.filter((e) => e.name === 'device_change').length >= DISCOVERED);
-    await until('the page shows the new total', async () => (await countText(page)) === `Showing ${PAGE} of 2,300`);
+    await until('the page shows the new total', async () => (await countText(page)) === '2,300 printers');
     const afterSave = listRequests(requests).length - asked;
     console.log(`# ${DISCOVERED} events at once: ${afterSave} list request(s)`);
     // One refresh for the burst; a loaded browser may still be handing the last events over when
@@ -205,14 +252,14 @@ test('a burst of events: a bounded number of list requests, the page answers a s
 
     assert.equal(await page.locator(`#saved tbody tr[data-serial="${found(0)}"]`).count(), 1, 'the saved ones come first (by serial)');
 
-    // 2. A run of single changes to printers on the first page, one request each, while the page is asked for a search.
+    // 2. A run of single changes to printers in view, one request each, while the page is asked for a search.
     const RUN = 120;
     asked = listRequests(requests).length;
     const changesBefore = events.filter((e) => e.name === 'device_change').length;
     const started = Date.now();
     const run = (async () => {
       for (let i = 0; i < RUN; i++) {
-        const r = await agent.request('/devices/update', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ serial: found(i % PAGE), location: `Moved ${i}` }) });
+        const r = await agent.request('/devices/update', { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify({ serial: found(i % IN_VIEW), location: `Moved ${i}` }) });
         expectJson(r);
       }
     })();
@@ -227,7 +274,7 @@ test('a burst of events: a bounded number of list requests, the page answers a s
     await until(`all ${RUN} change events on the stream`, () => events.filter((e) => e.name === 'device_change').length >= changesBefore + RUN);
     // The outcome is drawn: the last change to the first printers is on the page.
     const lastMoved = `Moved ${RUN - 1}`;
-    await until('the last change drawn', async () => ((await page.locator(`#saved tr[data-serial="${found((RUN - 1) % PAGE)}"]`).textContent()) ?? '').includes(lastMoved));
+    await until('the last change drawn', async () => ((await page.locator(`#saved tr[data-serial="${found((RUN - 1) % IN_VIEW)}"]`).textContent()) ?? '').includes(lastMoved));
     // Counted once the outcome is drawn: a refresh still to come would be one more, at most.
     const listed = listRequests(requests).length;
     const duringRun = listed - asked - 2; // the search and its clearing are two of them

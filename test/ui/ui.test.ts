@@ -635,7 +635,7 @@ test('account: in password mode, a wrong current password is shown under its fie
   }
 });
 
-test('a large site (issue 35): 2,000 more saved printers; the page asks at most 5 things, shows 50 with more on request, and search reaches the last', { skip }, async () => {
+test('a large site (issue 35): 2,000 more saved printers; the page asks at most 5 things, draws only the rows in view, and search reaches the last', { skip }, async () => {
   const now = Date.now();
   const N = 2000;
   const bulk = (i: number) => `BULK-${String(i).padStart(5, '0')}`;
@@ -671,11 +671,10 @@ test('a large site (issue 35): 2,000 more saved printers; the page asks at most 
     assert.ok(!requests.some((r) => r.url.startsWith('/api/devices/profile') || r.url.startsWith('/api/devices/forecast')), 'no request per printer');
     // (Headless Chromium asks no icon; test/api/ui.test.ts asks it.)
     assert.deepEqual(failed, [], 'no failed request');
-    assert.equal(await page.locator('#saved tbody tr').count(), 50);
-    assert.equal(await page.textContent('#printer-count'), `Showing 50 of ${saved.toLocaleString('en-US')}`);
-    await page.click('#printer-more');
-    await page.waitForFunction(() => document.querySelectorAll('#saved tbody tr').length === 100);
-    assert.equal(await page.textContent('#printer-count'), `Showing 100 of ${saved.toLocaleString('en-US')}`);
+    // A windowed list: the rows in view and a margin exist, not 2,000 (test/ui/printers-large.test.ts scrolls it).
+    const drawn = await page.locator('#saved tbody tr').count();
+    assert.ok(drawn > 0 && drawn <= 60, `${drawn} rows drawn`);
+    assert.equal(await page.textContent('#printer-count'), `${saved.toLocaleString('en-US')} printers`);
 
     // Search, asked of the box once the typing pauses.
     const before = requests.length;

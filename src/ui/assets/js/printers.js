@@ -2,18 +2,28 @@
 // Printers (#/printers): the saved printers.
 // One request a page (GET /api/printers, issue 35): the box searches, filters and pages, and each
 // printer comes with its newest reading and, when asked, the supply that empties first. A page
-// with forecasts is at most 100 printers (the box fits each on 90 days of history), so pages are
-// 50 and "Show more" appends the next. A refresh on events re-asks the rows shown, without the
-// forecasts (kept from the last ask): a polling round sends events all the time.
+// with forecasts is at most 100 printers (the box fits each on 90 days of history), so pages are 50.
+// The list is windowed: the table holds only the rows in view and a margin, and the space of the
+// others is padding around it, so any printer is a scroll away and the browser lays out tens of
+// rows, not thousands (2,000 rows appended 50 at a time took 18 s, one changed row a layout of the
+// whole table). A page is asked when the view first reaches it. A refresh on events re-asks only the
+// rows in view, without the forecasts (kept from the last ask): a polling round sends events all
+// the time.
 import { get, post } from './api.js';
 import { ago, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { daysText, statusBadges, supplyBars } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
+/** @typedef {import('./types').Schemas['PrinterPage']['printers'][number]} Printer */
+
 /** @typedef {import('./types').Schemas} S */
 
 const PRINTERS_PAGE = 50;
+// Rows drawn beyond each edge of the view: Tab, arrow keys and a short scroll find them drawn.
+const MARGIN = 10;
+// A row's height before one is measured (px); the window then uses the drawn rows' average.
+const FIRST_ROW_HEIGHT = 80;
 /**
  * The filter's choices as the box names them.
  * @type {Record<string, import('./types').GetQuery<'/api/printers'>['filter']>}
@@ -33,80 +43,104 @@ export async function printersView() {
     h('option', { value: 'hidden', text: 'Hidden printers' }),
     h('option', { value: 'all', text: 'All saved printers' }));
   const table = h('table', { id: 'saved', class: 'cards' });
+  // The rows above and below the window are this box's padding (set through the CSSOM, which the
+  // page's Content-Security-Policy allows).
+  const pane = h('div', { id: 'saved-window', class: 'window' }, table);
   const msg = h('p', { class: 'error', role: 'alert' });
   const count = h('p', { id: 'printer-count', class: 'muted', role: 'status' });
-  const more = h('button', { type: 'button', id: 'printer-more', hidden: true });
   view().replaceChildren(h('section', {}, h('h2', { text: 'Printers' }),
-    h('div', { class: 'toolbar' }, search, filter), msg, table, h('div', { class: 'toolbar' }, count, more)));
-  /** @type {S['PrinterPage']['printers']} */
+    h('div', { class: 'toolbar' }, search, filter), msg, pane, h('div', { class: 'toolbar' }, count)));
+  /** The printers by their place in the list; a place not asked yet is empty. @type {(Printer | undefined)[]} */
   let rows = [];
   let total = 0;
   let anySaved = true;
-  /** @type {Map<string, S['PrinterPage']['printers'][number]['soonest_empty']>} */
+  /** @type {Map<string, Printer['soonest_empty']>} */
   const forecasts = new Map();
-  // Answers for an older search or filter are dropped: a first page (newAsk) starts a new one.
-  let asked = 0;
-  /** @param {number} offset @param {number} limit @param {boolean} withForecast @param {boolean} newAsk */
-  async function ask(offset, limit, withForecast, newAsk) {
-    const n = newAsk ? ++asked : asked;
+  // A search, a filter or a refresh starts a generation: answers asked in an older one are dropped.
+  let gen = 0;
+  // The window drawn (places first..last) and the height it assumes for each row not drawn.
+  let first = 0;
+  let last = -1;
+  let rowHeight = FIRST_ROW_HEIGHT;
+  /** @param {number} offset @param {number} limit @param {boolean} withForecast */
+  async function ask(offset, limit, withForecast) {
     const page = await get('/api/printers', {
       search: search.value.trim(), filter: PRINTER_FILTER[filter.value], offset, limit,
       forecast: withForecast ? 'true' : undefined,
     });
-    if (n !== asked) return null;
     if (withForecast) for (const p of page.printers) forecasts.set(p.serial, p.soonest_empty);
+    return page;
+  }
+  /** @param {S['PrinterPage']} page */
+  function keep(page) {
     total = page.total;
-    return page.printers;
+    page.printers.forEach((p, j) => {
+      rows[page.offset + j] = p;
+    });
   }
   // The first page of the current search and filter.
   async function load() {
-    const got = await ask(0, PRINTERS_PAGE, true, true);
-    if (!got) return;
-    rows = got;
-    if (!rows.length && !search.value.trim() && filter.value === 'visible') {
-      anySaved = (await get('/api/printers', { filter: 'all', limit: 1 })).total > 0;
-    } else anySaved = true;
+    const n = ++gen;
+    const page = await ask(0, PRINTERS_PAGE, true);
+    if (n !== gen) return;
+    let saved = true;
+    if (!page.total && !search.value.trim() && filter.value === 'visible') {
+      saved = (await get('/api/printers', { filter: 'all', limit: 1 })).total > 0;
+      if (n !== gen) return;
+    }
+    anySaved = saved;
+    rows = [];
+    keep(page);
+    // A new answer starts at its top: back to the list if the view was below its start.
+    if (pane.getBoundingClientRect().top < 0) pane.scrollIntoView();
     draw();
   }
-  async function loadMore() {
-    more.disabled = true;
+  // The pages the window shows and nobody has asked yet, one request at a time: a fast scroll asks
+  // only for where it stops, not for every page it passed.
+  let asking = false;
+  async function askMissing() {
+    if (asking) return;
+    let i = first;
+    while (i <= last && rows[i]) i++;
+    if (i > last) return;
+    const n = gen;
+    const offset = i - (i % PRINTERS_PAGE);
+    asking = true;
     try {
-      const got = await ask(rows.length, PRINTERS_PAGE, true, false);
-      if (got) {
-        rows = rows.concat(got);
-        draw();
-      }
+      const page = await ask(offset, PRINTERS_PAGE, true);
+      if (n === gen) keep(page);
     } catch (err) {
-      msg.textContent = err.message;
+      msg.textContent = err.message; // asked again at the next scroll
+      return;
     } finally {
-      more.disabled = false;
+      asking = false;
     }
+    draw();
   }
-  // The rows shown, read again, in the box's pages of at most 1,000 (more may be shown).
+  // The rows in view read again (one request, with a margin: a list grown by the event moves the
+  // window a little); the rest of the list is forgotten and asked again when the view reaches it,
+  // so a refresh costs the same at 50 printers as at 2,000.
   async function refresh() {
-    const want = Math.max(PRINTERS_PAGE, rows.length);
-    /** @type {S['PrinterPage']['printers']} */
-    let got = [];
-    for (let offset = 0; offset < want; offset += 1000) {
-      const part = await ask(offset, Math.min(1000, want - offset), false, false);
-      if (!part) return;
-      got = got.concat(part);
-      if (part.length < Math.min(1000, want - offset)) break;
-    }
-    rows = got;
+    const n = ++gen;
+    const offset = last >= first ? Math.max(0, first - MARGIN) : 0;
+    const limit = Math.min(1000, last >= first ? last - offset + 1 + MARGIN : PRINTERS_PAGE);
+    const page = await ask(offset, limit, false);
+    if (n !== gen) return;
+    rows = [];
+    keep(page);
     draw();
   }
   /** @type {HTMLTableSectionElement | null} */
   let tbody = null;
-  /** Each row drawn, by serial: what it shows (`key`) and its element. @type {Map<string, {key: string, tr: HTMLElement}>} */
+  /** Each row drawn, by serial (a place not yet answered by '#' and its place): what it shows (`key`) and its element. @type {Map<string, {key: string, tr: HTMLElement}>} */
   let built = new Map();
-  /** @param {S['PrinterPage']['printers'][number]} p */
+  /** @param {Printer} p */
   function row(p) {
-    const first = forecasts.get(p.serial);
+    const soonestSupply = forecasts.get(p.serial);
     const m = p.meters;
     const visible = !p.hidden;
-    const soonest = first === undefined ? h('span', { class: 'muted', text: '…' })
-      : first ? first.name.replace(/_/g, ' ') + ' ' + daysText(first).text : h('span', { class: 'muted', text: '–' });
+    const soonest = soonestSupply === undefined ? h('span', { class: 'muted', text: '…' })
+      : soonestSupply ? soonestSupply.name.replace(/_/g, ' ') + ' ' + daysText(soonestSupply).text : h('span', { class: 'muted', text: '–' });
     const hide = h('button', {
       type: 'button', 'data-hide': p.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial),
       text: visible ? 'Hide' : 'Show',
@@ -134,52 +168,109 @@ export async function printersView() {
       h('td', { class: 'num', 'data-label': 'Colour', text: fmtInt(m.colour) }),
       h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
       h('td', {
-        class: 'soonest', 'data-label': 'Empties soonest', title: first ? daysText(first).title : undefined,
+        class: 'soonest', 'data-label': 'Empties soonest', title: soonestSupply ? daysText(soonestSupply).title : undefined,
       }, soonest),
       h('td', {}, hide));
   }
+  /** A place whose printer is still being asked for, as tall as a row. */
+  const waiting = () => h('tr', { class: 'waiting', 'aria-busy': 'true' },
+    h('td', { colspan: 9, class: 'muted', text: 'Loading…', style: `height: ${rowHeight}px` }));
+  /** The places in view and a margin, from where the list's first place would be in the viewport. */
+  function placesInView() {
+    const zero = (tbody ? tbody.getBoundingClientRect().top : 0) - first * rowHeight;
+    const from = Math.max(0, Math.floor(-zero / rowHeight) - MARGIN);
+    const to = Math.ceil((innerHeight - zero) / rowHeight) + MARGIN;
+    const a = Math.min(from, Math.max(0, total - 1));
+    return [a, Math.min(total - 1, Math.max(to, a + 2 * MARGIN))];
+  }
   function draw() {
+    // An answer that comes after the view was left has nothing to draw (and nothing to measure).
+    if (!table.isConnected) return;
     table.dataset.loaded = 'true';
-    count.textContent = rows.length ? 'Showing ' + fmtInt(rows.length) + ' of ' + fmtInt(total) : '';
-    more.hidden = rows.length >= total;
-    more.textContent = 'Show ' + fmtInt(Math.min(PRINTERS_PAGE, total - rows.length)) + ' more';
-    if (!rows.length && !anySaved) {
+    table.setAttribute('aria-rowcount', String(total + 1));
+    // Set only when it changes: the count is a live region, and a scroll draws many times.
+    const counted = total ? fmtInt(total) + (total === 1 ? ' printer' : ' printers') : '';
+    if (count.textContent !== counted) count.textContent = counted;
+    if (!total) {
       tbody = null;
-      table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 9 },
-        'No saved printers yet. Go to ', h('a', { href: '#/discovered', text: 'Discovered' }),
-        ' to scan the network and save the printers found.'))));
-      return;
-    }
-    if (!rows.length) {
-      tbody = null;
-      const none = h('td', { class: 'empty', colspan: 9, text: 'No printer matches this search or filter.' });
-      table.replaceChildren(h('tbody', {}, h('tr', {}, none)));
+      built = new Map();
+      first = 0;
+      last = -1;
+      pane.style.padding = '0';
+      const text = anySaved ? [h('td', { class: 'empty', colspan: 9, text: 'No printer matches this search or filter.' })]
+        : [h('td', { class: 'empty', colspan: 9 }, 'No saved printers yet. Go to ',
+          h('a', { href: '#/discovered', text: 'Discovered' }), ' to scan the network and save the printers found.')];
+      table.replaceChildren(h('tbody', {}, h('tr', {}, text)));
       return;
     }
     if (!tbody || tbody.parentNode !== table) {
       tbody = h('tbody');
-      table.replaceChildren(h('thead', {}, h('tr', {}, COLUMNS.map((t) => h('th', { scope: 'col', text: t })))), tbody);
+      const head = h('tr', { 'aria-rowindex': 1 }, COLUMNS.map((t) => h('th', { scope: 'col', text: t })));
+      table.replaceChildren(h('thead', {}, head), tbody);
     }
-    // A row is built again only when what it shows changed; the others stay in place (at 2,000
-    // rows, building them all again took seconds: "Show more" and each event's refresh did).
-    const body = tbody;
-    const kids = body.children;
+    [first, last] = placesInView();
+    // A row is built again only when what it shows changed; the others stay in place, and only the
+    // rows in the window exist at all. The rows leaving the window go first, so that the ones
+    // staying are never moved (a moved element loses the keyboard's focus).
     /** @type {typeof built} */
     const drawn = new Map();
-    rows.forEach((p, i) => {
-      const key = JSON.stringify(p) + JSON.stringify(forecasts.get(p.serial)) + ago(p.last_reading || p.last_seen);
-      let r = built.get(p.serial);
-      if (!r || r.key !== key || drawn.has(p.serial)) r = { key, tr: row(p) };
-      drawn.set(p.serial, r);
-      const at = /** @type {HTMLElement | undefined} */ (kids[i]);
-      if (at === r.tr) return;
-      // The same printer's older row is replaced where it stands; a row from elsewhere moves here.
-      if (at && at.dataset.serial === p.serial) at.replaceWith(r.tr);
-      else body.insertBefore(r.tr, at || null);
+    /** @type {HTMLElement[]} */
+    const want = [];
+    for (let i = first; i <= last; i++) {
+      const p = rows[i];
+      const id = p ? p.serial : '#' + i;
+      const key = p ? JSON.stringify(p) + JSON.stringify(forecasts.get(p.serial)) + ago(p.last_reading || p.last_seen) : '';
+      let r = built.get(id);
+      if (!r || r.key !== key || drawn.has(id)) r = { key, tr: p ? row(p) : waiting() };
+      drawn.set(id, r);
+      want.push(r.tr);
+      const place = String(i + 2); // the header is row 1
+      if (r.tr.getAttribute('aria-rowindex') !== place) r.tr.setAttribute('aria-rowindex', place);
+    }
+    const body = tbody;
+    const staying = new Set(want);
+    for (const tr of [...body.children]) {
+      if (!staying.has(/** @type {HTMLElement} */ (tr))) {
+        const serial = /** @type {HTMLElement} */ (tr).dataset.serial;
+        // The same printer's row built again takes its older row's place.
+        const again = serial && drawn.get(serial);
+        if (again && !again.tr.isConnected) tr.replaceWith(again.tr);
+        else tr.remove();
+      }
+    }
+    const kids = body.children;
+    want.forEach((tr, j) => {
+      if (kids[j] !== tr) body.insertBefore(tr, kids[j] || null);
     });
-    while (kids.length > rows.length) kids[rows.length].remove();
+    const n = want.length;
     built = drawn;
+    // The window's own height gives the height assumed for the rows not drawn; a change of more
+    // than a pixel or two draws the window again (rows alike in height settle at once).
+    const measured = body.getBoundingClientRect().height / n;
+    const settled = !(measured > 0) || Math.abs(measured - rowHeight) <= 2;
+    if (!settled) rowHeight = measured;
+    pane.style.paddingTop = first * rowHeight + 'px';
+    pane.style.paddingBottom = (total - 1 - last) * rowHeight + 'px';
+    if (!settled) soon();
+    askMissing();
   }
+  // Scrolling and resizing draw the window again, once a frame.
+  let frame = 0;
+  function soon() {
+    if (!frame) {
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        if (tbody) draw();
+      });
+    }
+  }
+  addEventListener('scroll', soon, { passive: true });
+  addEventListener('resize', soon);
+  onLeave(() => {
+    removeEventListener('scroll', soon);
+    removeEventListener('resize', soon);
+    cancelAnimationFrame(frame);
+  });
   const reload = () => load().then(() => {
     msg.textContent = '';
   }, (err) => {
@@ -194,7 +285,6 @@ export async function printersView() {
   });
   onLeave(() => clearTimeout(typing));
   filter.addEventListener('change', reload);
-  more.addEventListener('click', loadMore);
   onLeave(onEvent((name) => {
     if (name === 'device_change' || name === 'poll') scheduleRefresh(() => refresh().catch(() => {}));
   }));
