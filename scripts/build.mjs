@@ -1,6 +1,7 @@
 // Compiles the TypeScript sources, turns docs/openapi.yaml into the JSON the agent serves
 // (dist/src/api/openapi.json, GET /api/openapi.json), checks the web UI's modules against it,
-// and records what /api/version reports about this build.
+// records what /api/version reports about this build, and bundles the compiled agent into the one
+// file the box runs (dist/src/printbox-agent.js, scripts/bundle.mjs).
 // Build facts come from the environment when the image build sets them (reproducible builds),
 // else from git and the clock.
 import { execFileSync } from 'node:child_process';
@@ -72,3 +73,7 @@ const info = {
 };
 mkdirSync(join(root, 'dist'), { recursive: true });
 writeFileSync(join(root, 'dist/build-info.json'), JSON.stringify(info, null, 2) + '\n');
+
+// The box's one-file agent (its units run it; `npm start` and the tests run dist/src/cli.js).
+const { bundle } = await import('./bundle.mjs');
+await bundle();

@@ -25,7 +25,7 @@ const agentUnit = () => readFileSync(join(dirname(fileURLToPath(import.meta.url)
 
 /** The Node flags of systemd/printbox-agent.service's ExecStart (between the node binary and the agent). */
 export function unitNodeFlags(): string[] {
-  return /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+cli\.js/m.exec(agentUnit())?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+  return /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+(?:cli|printbox-agent)\.js/m.exec(agentUnit())?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
 }
 
 /** The unit's `Environment=NAME=value` lines that shape memory and threads (MALLOC_*, UV_*), as the box runs them. */

@@ -28,7 +28,7 @@ install -m 0644 "$nodedir/LICENSE" "$out/node/LICENSE"
 
 # 2. The agent's JavaScript, compiled from this checkout's files (tracked and new, not ignored).
 # Only src/ is compiled (tests and benchmarks are not shipped, and their state never blocks an image).
-(cd "$repo" && git ls-files -z -co --exclude-standard -- src scripts/build.mjs docs/openapi.yaml \
+(cd "$repo" && git ls-files -z -co --exclude-standard -- src scripts/build.mjs scripts/bundle.mjs docs/openapi.yaml \
     package.json package-lock.json tsconfig.json README.md | xargs -0 tar -cf - 2>/dev/null) | tar -xf - -C "$work/src"
 node -e '
   const fs = require("fs"); const f = process.argv[1];
@@ -44,6 +44,8 @@ ln -s "$repo/node_modules" "$work/src/node_modules"
   PRINTBOX_GIT_COMMIT=$(git -C "$repo" rev-parse --short=12 HEAD) node scripts/build.mjs)
 mkdir -p "$out/dist"
 cp -a "$work/src/dist/src" "$out/dist/src"
+# The units run the bundle (scripts/bundle.mjs): an image without it would boot to no agent.
+[ -s "$out/dist/src/printbox-agent.js" ] || { echo "the build made no dist/src/printbox-agent.js" >&2; exit 1; }
 cp "$work/src/dist/build-info.json" "$out/dist/build-info.json"
 find "$out/dist" -name '*.map' -delete
 cp "$repo/package.json" "$repo/package-lock.json" "$repo/README.md" "$out/"

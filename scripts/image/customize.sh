@@ -36,19 +36,21 @@ inroot systemd-sysusers
 # Node's compile caches (NODE_COMPILE_CACHE in the units), made now so that the first boot starts
 # from them too (issue 34: without them the first boot compiled every module and wrote the cache).
 # Node keeps a cache per V8 flag set and user id: made by the user and with the flags of each
-# unit's ExecStart (the agent: printbox and its heap flags; provisioning: root, none). Each
-# module's entry is checked against the file's content at load time, so a changed dist/ is
-# simply compiled again. Warming is importing the command's modules (Node caches the code it
-# compiles when a module loads).
-agent_flags=$(sed -n 's|^ExecStart=/opt/printbox/node/bin/node \(.*\) /opt/printbox/dist/src/cli\.js .*|\1|p' \
+# unit's ExecStart (the agent: printbox and its heap flags; provisioning: root, none). The entry is
+# checked against the file's content at load time, so a changed bundle is simply compiled again.
+# The units run the one bundled file (dist/src/printbox-agent.js, scripts/bundle.mjs), whose
+# commands' code runs only when used: `load-only <command>` evaluates the command's modules
+# without running it, so their code is compiled now and cached when Node exits.
+agent_flags=$(sed -n 's|^ExecStart=/opt/printbox/node/bin/node \(.*\) /opt/printbox/dist/src/printbox-agent\.js .*|\1|p' \
   "$root/usr/lib/systemd/system/printbox-agent.service")
+[ -n "$agent_flags" ] || { echo "no Node flags found in printbox-agent.service's ExecStart" >&2; exit 1; }
 install -d -m 0700 "$root/var/cache/printbox" "$root/var/cache/printbox-provision"
 inroot chown printbox:printbox /var/cache/printbox
 # shellcheck disable=SC2086 # the unit's flags, one word each
 inroot setpriv --reuid=printbox --regid=printbox --clear-groups env NODE_COMPILE_CACHE=/var/cache/printbox/node-compile-cache \
-  /opt/printbox/node/bin/node $agent_flags --input-type=module -e "await import('/opt/printbox/dist/src/commands/serve.js')"
+  /opt/printbox/node/bin/node $agent_flags /opt/printbox/dist/src/printbox-agent.js load-only serve
 inroot env NODE_COMPILE_CACHE=/var/cache/printbox-provision/node-compile-cache \
-  /opt/printbox/node/bin/node --input-type=module -e "await import('/opt/printbox/dist/src/commands/provision.js')"
+  /opt/printbox/node/bin/node /opt/printbox/dist/src/printbox-agent.js load-only provision
 for d in printbox printbox-provision; do
   [ -n "$(ls -A "$root/var/cache/$d/node-compile-cache" 2>/dev/null)" ] || { echo "no compile cache made in /var/cache/$d" >&2; exit 1; }
 done

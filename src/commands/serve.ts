@@ -22,7 +22,7 @@ import { dummyHash } from '../auth/passwords.js';
 import { ensureSetupCode, setupCodePath } from '../auth/setup-code.js';
 import { AccountStore } from '../store/accounts.js';
 import type { AgentContext } from '../api/context.js';
-import { ensureCertificate, tlsPaths, watchPair } from '../web/tls.js';
+import { ensureCertificate, pairStamp, tlsPaths, watchPair } from '../web/tls.js';
 import { startListeners } from '../web/listeners.js';
 import { notifyReady, notifyStopping, startWatchdog } from '../systemd/notify.js';
 import { versionInfo } from '../version.js';
@@ -139,7 +139,10 @@ export async function run(_args: string[], configPath: string | undefined): Prom
 
   phases.mark('stores');
   const paths = tlsPaths(config);
+  // The files as they were read, for the watch below (a pair this agent makes itself: as made).
+  const before = pairStamp(paths);
   const pair = await ensureCertificate(paths, log);
+  const loadedStamp = before === 'missing' ? pairStamp(paths) : before;
   phases.mark('certificate');
   const handler = createHandler(ctx);
   const listeners = await startListeners(config, pair, handler, log);
@@ -164,7 +167,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   });
   ctx.updates = updates;
   serverLink.updates = updates;
-  const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log);
+  const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log, loadedStamp);
   const stopWatchdog = startWatchdog(log);
   // Provisioning may run while the agent serves (a boot partition that appeared late): the
   // account is read from the database at each request; the settings it stored are read again here.

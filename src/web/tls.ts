@@ -111,21 +111,27 @@ export function loadPair(paths: TlsPaths): TlsPair {
   return { cert: readFileSync(paths.cert), key: readFileSync(paths.key) };
 }
 
+/** What identifies the pair's files on disk now (time, size, inode of each), or 'missing'. */
+export function pairStamp(paths: TlsPaths): string {
+  try {
+    const c = statSync(paths.cert);
+    const k = statSync(paths.key);
+    return `${c.mtimeMs}:${c.size}:${c.ino}|${k.mtimeMs}:${k.size}:${k.ino}`;
+  } catch {
+    return 'missing';
+  }
+}
+
 /**
  * Calls onChange with the new pair whenever either file changes. fs.watch on the directory sees
- * atomic replacements; a slow poll covers file systems where watch events are lost.
+ * atomic replacements; a slow poll covers file systems where watch events are lost. `since` is
+ * the stamp taken before the served pair was read: a change between that read and this watch
+ * (on a first boot, printbox-cert-address renewing the certificate for the DHCP address while
+ * the agent starts) is picked up at once instead of never.
  */
-export function watchPair(paths: TlsPaths, onChange: (pair: TlsPair) => void, log: Logger): () => void {
-  const stamp = () => {
-    try {
-      const c = statSync(paths.cert);
-      const k = statSync(paths.key);
-      return `${c.mtimeMs}:${c.size}:${c.ino}|${k.mtimeMs}:${k.size}:${k.ino}`;
-    } catch {
-      return 'missing';
-    }
-  };
-  let last = stamp();
+export function watchPair(paths: TlsPaths, onChange: (pair: TlsPair) => void, log: Logger, since?: string): () => void {
+  const stamp = () => pairStamp(paths);
+  let last = since ?? stamp();
   let timer: NodeJS.Timeout | undefined;
   const check = () => {
     timer = undefined;
@@ -153,6 +159,7 @@ export function watchPair(paths: TlsPaths, onChange: (pair: TlsPair) => void, lo
   });
   const poll = setInterval(soon, 30_000);
   poll.unref();
+  if (since !== undefined) soon();
   return () => {
     clearInterval(poll);
     if (timer) clearTimeout(timer);

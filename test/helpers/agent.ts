@@ -33,6 +33,8 @@ import { responseProblem, type CheckedResponse } from './openapi.js';
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 /** The built command line. */
 export const cliPath = join(repoRoot, 'dist/src/cli.js');
+/** The same command line as the one bundled file the box runs (scripts/bundle.mjs). */
+export const bundlePath = join(repoRoot, 'dist/src/printbox-agent.js');
 
 export interface AgentOptions {
   /** web.auth.mode, default "local". */
@@ -70,6 +72,8 @@ export interface AgentOptions {
   nodeFlags?: string[];
   /** More environment for the agent process. */
   env?: Record<string, string>;
+  /** The script Node runs, default cliPath (bundlePath: the box's one file). */
+  entry?: string;
   /** `[discovery] mdns_enabled`, default false: an agent in the root namespace never multicasts on the machine's LAN. */
   mdns?: boolean;
   /** `[discovery] wsd_enabled`, default false (the same reason). */
@@ -209,9 +213,9 @@ export async function writeConfig(opts: AgentOptions = {}): Promise<TestConfig> 
 
 export function runCli(
   args: string[],
-  opts: { configPath?: string; timeoutMs?: number; cwd?: string; env?: Record<string, string>; input?: string } = {},
+  opts: { configPath?: string; timeoutMs?: number; cwd?: string; env?: Record<string, string>; input?: string; entry?: string } = {},
 ): Promise<CliResult> {
-  const full = [cliPath, ...args];
+  const full = [opts.entry ?? cliPath, ...args];
   if (opts.configPath) full.push('--config', opts.configPath);
   return new Promise((res, rej) => {
     const p = spawn(process.execPath, full, {
@@ -355,8 +359,8 @@ export async function stopAll(): Promise<void> {
   );
 }
 
-function spawnServe(cfg: TestConfig, log: { out: string; err: string }, opts: Pick<AgentOptions, 'nodeFlags' | 'env'> = {}): ChildProcess {
-  const p = spawn(process.execPath, [...(opts.nodeFlags ?? []), cliPath, 'serve', '--config', cfg.configPath], {
+function spawnServe(cfg: TestConfig, log: { out: string; err: string }, opts: Pick<AgentOptions, 'nodeFlags' | 'env' | 'entry'> = {}): ChildProcess {
+  const p = spawn(process.execPath, [...(opts.nodeFlags ?? []), opts.entry ?? cliPath, 'serve', '--config', cfg.configPath], {
     cwd: cfg.dir,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...opts.env, PRINTBOX_CONFIG: '' },
