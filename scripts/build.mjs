@@ -51,8 +51,8 @@ for (const f of readdirSync(join(root, 'src/ui/assets/js')).filter((n) => n.ends
 // development dependency) bundles main.js and what it imports into ui.js, which page.ts serves as
 // ui/main.js. uPlot stays its own module, ui/uplot.js (page.ts makes it). Identifiers are kept, so
 // that a stack trace from a technician's browser still names the functions of the sources.
-const { build: bundle } = await import('esbuild');
-await bundle({
+const { build: esbuild } = await import('esbuild');
+await esbuild({
   entryPoints: [join(root, 'src/ui/assets/js/main.js')], outfile: join(uiAssets, 'ui.js'),
   bundle: true, format: 'esm', target: 'es2022', minifyWhitespace: true, minifySyntax: true, legalComments: 'inline',
   logLevel: 'warning',
@@ -75,5 +75,5 @@ mkdirSync(join(root, 'dist'), { recursive: true });
 writeFileSync(join(root, 'dist/build-info.json'), JSON.stringify(info, null, 2) + '\n');
 
 // The box's one-file agent (its units run it; `npm start` and the tests run dist/src/cli.js).
-const { bundle } = await import('./bundle.mjs');
-await bundle();
+const { bundle: bundleAgent } = await import('./bundle.mjs');
+await bundleAgent();
