@@ -97,7 +97,7 @@ describe('the bundled agent (the box runs this file)', () => {
     assert.ok(modules.includes('main.js') && modules.includes('uplot.js'), `modules: ${modules.join(', ')}`);
     const main = await agent.request('/ui/main.js', { headers: { Cookie: cookie } });
     assert.equal(main.status, 200);
-    assert.equal(main.body, readFileSync(join(repoRoot, 'src/ui/assets/js/main.js'), 'utf8'), 'the UI module as written');
+    assert.equal(main.body, readFileSync(join(repoRoot, 'dist/src/ui/assets/ui.js'), 'utf8'), "the UI's bundled module, as the build made it");
 
     const settings = expectJson(await agent.request('/settings', { headers: { Cookie: cookie, Accept: 'application/json' } })) as {
       collection: { interval_minutes: number };
