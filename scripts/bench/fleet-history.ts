@@ -3,7 +3,7 @@
 // A printer: cumulative counters with a per-device rate and a working-hours profile; toner falls and
 // is replaced now and then. `fleetRound` gives one polling round of every device as raw rows.
 //
-// The shortcut (`writeHourlyDay`, history.ts --fast): a day polled once an hour becomes, through the
+// The shortcut (`writeHourlyDay`, history.ts --fast): a day polled once an hour (or every few hours) becomes, through the
 // real hourly roll-up, one hourly row per reading (sample_count 1, min = max = avg), and those rows
 // are all that the daily roll-up and retention ever read of it: the day's raw rows are gone after 7
 // days. So a day older than the raw window can be written as its hourly rows directly, in the order
@@ -66,16 +66,18 @@ export function hourlyOfOneReading(r: RawRow, i: number): Record<string, unknown
 }
 
 /**
- * Writes the day starting at `dayStart` (UTC midnight) of a fleet polled hourly as its hourly rows,
+ * Writes the day starting at `dayStart` (UTC midnight) of a fleet polled every `stepMs` (an hour or
+ * several) as its hourly rows,
  * and advances the hourly watermark to the day's end, in one transaction: what the scheduled pass
  * (24 hours a batch, rows sorted device by device) writes for it. The caller then runs the real
  * roll-up (daily, monthly) and retention, as for a simulated day.
  */
-export function writeHourlyDay(db: Database, devices: number, dayStart: number): void {
+export function writeHourlyDay(db: Database, devices: number, dayStart: number, stepMs = HOUR_MS): void {
+  if (stepMs % HOUR_MS !== 0 || DAY_MS % stepMs !== 0) throw new Error('one reading an hour at most, whole hours dividing a day');
   const insert = hourlyInsert(db);
   db.transaction(() => {
     for (let i = 0; i < devices; i++) {
-      for (let ts = dayStart; ts < dayStart + DAY_MS; ts += HOUR_MS) insert.run(hourlyOfOneReading(fleetReading(i, ts), i));
+      for (let ts = dayStart; ts < dayStart + DAY_MS; ts += stepMs) insert.run(hourlyOfOneReading(fleetReading(i, ts), i));
     }
     db.prepare(`INSERT INTO rollup_state (tier, done_until) VALUES ('hourly', ?)
       ON CONFLICT (tier) DO UPDATE SET done_until = excluded.done_until`).run(dayStart + DAY_MS);

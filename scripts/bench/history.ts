@@ -28,7 +28,8 @@ import { DeviceStore, type Reading } from '../../src/store/devices.js';
 import type { Device } from '../../src/model/device.js';
 import { lttb } from '../../src/api/lttb.js';
 import { snapshotJson } from '../../src/api/views.js';
-import { rollupOnce, DAY_MS } from '../../src/rollup/rollup.js';
+import { rollupOnce, DAY_MS, HOUR_MS } from '../../src/rollup/rollup.js';
+import { RETENTION_DAYS } from '../../src/model/tiers.js';
 import { applyRetention, configureWal, maintainFile } from '../../src/rollup/retention.js';
 import { rollupPass, SCHEDULED_HOURLY_BATCH } from '../../src/rollup/schedule.js';
 import { RAW_INSERT_SQL, benchSerial, fleetRound, writeHourlyDay, type RawRow } from './fleet-history.js';
@@ -52,19 +53,20 @@ const STEP = 15 * 60_000;
 // survive as daily and monthly rows, whose row counts do not depend on the poll interval, and it
 // keeps a 2-year generation within minutes. --old-step-min 15 gives full fidelity (about 4x longer).
 const OLD_STEP = Number(opt('old-step-min', '60')) * 60_000;
-const FULL_DAYS = 35;
+const FULL_DAYS = Number(opt('full-days', '35'));
 // --fast: days older than FULL_DAYS are written as the hourly rows the hourly roll-up makes of them
 // (fleet-history.ts writeHourlyDay), then rolled to daily and monthly and pruned by the real code as
-// before; checked against the real roll-up by test/unit/bench-fleet-shortcut.test.ts. About 5x faster
-// over those days (a 2-year fleet of 2,000 printers in minutes). Needs the hourly old step.
+// before; checked against the real roll-up by test/unit/bench-fleet-shortcut.test.ts. With
+// --old-step-min 480 --full-days 8 (3 readings a day before the last 8 days: the raw window is polled
+// every 15 minutes, older days leave the same rows per tier, from fewer readings) a 2-year fleet of
+// 2,000 printers takes minutes. The old step must be whole hours dividing a day.
 const FAST = flag('fast');
-if (FAST && OLD_STEP !== 60 * 60_000) throw new Error('--fast writes one hourly row per old hour: use it with --old-step-min 60');
 // --page-size N: create the database with another page size (db.ts keeps SQLite's default 4096).
 const PAGE_SIZE = Number(opt('page-size', '0'));
 const now = Date.now();
 const endOfData = Math.floor(now / STEP) * STEP; // last poll at or before now
 
-const dir = join(CACHE, `fleet-${DEVICES}x${DAYS}-old${OLD_STEP / 60_000}${PAGE_SIZE ? `-p${PAGE_SIZE}` : ''}${FAST ? '-fast' : ''}`);
+const dir = join(CACHE, `fleet-${DEVICES}x${DAYS}-old${OLD_STEP / 60_000}${PAGE_SIZE ? `-p${PAGE_SIZE}` : ''}${FAST ? `-fast-full${FULL_DAYS}` : ''}`);
 const file = join(dir, 'printbox.db');
 const metaFile = join(dir, 'meta.json');
 const serial = benchSerial;
@@ -116,6 +118,9 @@ async function generate(): Promise<Meta> {
   db.pragma('synchronous = OFF');
   db.prepare('DELETE FROM metrics_raw WHERE ts >= ?').run(meta.next);
   const isOld = (from: number) => from < endOfData - FULL_DAYS * DAY_MS;
+  // Inside the hourly tier's window (and 2 days more) an old day is polled at least hourly, so that
+  // it leaves 24 hourly rows per device as the box does; older days leave only daily and monthly rows.
+  const oldStep = (from: number) => (from >= endOfData - (RETENTION_DAYS.hourly + 2) * DAY_MS ? Math.min(OLD_STEP, HOUR_MS) : OLD_STEP);
   if (FAST && isOld(meta.next)) {
     // Likewise the hourly rows a cut-off run wrote for old days past it (written again below).
     db.prepare('DELETE FROM metrics_hourly WHERE ts >= ?').run(meta.next);
@@ -123,14 +128,14 @@ async function generate(): Promise<Meta> {
   }
   const ins = db.prepare(INSERT_SQL);
   const insertDay = db.transaction((from: number, to: number) => {
-    const step = isOld(from) ? OLD_STEP : STEP;
+    const step = isOld(from) ? oldStep(from) : STEP;
     for (let ts = from; ts < to; ts += step) makeRound(ts, (r) => ins.run(...r));
   });
   const t0 = Date.now();
   let days = 0;
   while (meta.next <= endOfData) {
     const to = Math.min(meta.next + DAY_MS, endOfData + 1);
-    if (FAST && isOld(meta.next) && to - meta.next === DAY_MS) writeHourlyDay(db, DEVICES, meta.next);
+    if (FAST && isOld(meta.next) && to - meta.next === DAY_MS) writeHourlyDay(db, DEVICES, meta.next, oldStep(meta.next));
     else insertDay(meta.next, to);
     const clock = new Date(to + 5 * 60_000);
     const a = performance.now();

@@ -38,7 +38,7 @@ function tier(db: DB, table: string): unknown[] {
   return db.prepare(`SELECT ${cols} FROM ${table} ORDER BY id`).all();
 }
 
-test('the bench fleet written as hourly rows rolls up and ages exactly as its raw readings do', async () => {
+for (const stepH of [1, 8]) test(`the bench fleet polled every ${stepH} h, written as hourly rows, rolls up and ages exactly as its raw readings do`, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'printbox-shortcut-'));
   const real = openDatabase(join(dir, 'real.db'));
   const fast = openDatabase(join(dir, 'fast.db'));
@@ -46,10 +46,10 @@ test('the bench fleet written as hourly rows rolls up and ages exactly as its ra
     const ins = real.prepare(RAW_INSERT_SQL);
     await simulate(real, (from) =>
       real.transaction(() => {
-        for (let ts = from; ts < from + DAY_MS; ts += HOUR_MS) fleetRound(DEVICES, ts, (r) => ins.run(...r));
+        for (let ts = from; ts < from + DAY_MS; ts += stepH * HOUR_MS) fleetRound(DEVICES, ts, (r) => ins.run(...r));
       })(),
     );
-    await simulate(fast, (from) => writeHourlyDay(fast, DEVICES, from));
+    await simulate(fast, (from) => writeHourlyDay(fast, DEVICES, from, stepH * HOUR_MS));
 
     const counts: Record<string, number> = {};
     for (const t of ['metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
@@ -63,8 +63,8 @@ test('the bench fleet written as hourly rows rolls up and ages exactly as its ra
     }
     // Not vacuous: each tier holds what its window keeps (hourly: whole days of the last 30 and the
     // day being cut; daily: every day rolled; monthly: January and February).
-    assert.ok(counts.metrics_hourly >= DEVICES * 24 * 30, `hourly rows ${counts.metrics_hourly}`);
-    assert.ok(counts.metrics_hourly < DEVICES * 24 * DAYS, 'retention removed old hourly rows');
+    assert.ok(counts.metrics_hourly >= (DEVICES * 24 * 30) / stepH, `hourly rows ${counts.metrics_hourly}`);
+    assert.ok(counts.metrics_hourly < (DEVICES * 24 * DAYS) / stepH, 'retention removed old hourly rows');
     assert.equal(counts.metrics_daily, DEVICES * DAYS);
     assert.equal(counts.metrics_monthly, DEVICES * 2);
     const state = (db: DB) => db.prepare('SELECT tier, done_until FROM rollup_state ORDER BY tier').all();
