@@ -2,7 +2,7 @@
 //
 //   node dist/scripts/bench/history.js [--devices 500] [--days 730] [--cache /var/tmp/printbox-bench]
 //        [--fresh] [--iterations 300] [--agent https://127.0.0.1:8443] [--gen-only] [--latency-only]
-//        [--old-step-min 60] [--write-days 4] [--fast]
+//        [--old-step-min 60] [--write-days 4] [--fast] [--full-days 35] [--writes-only]
 //
 // 1. Generate (or top up) a fleet: `devices` printers polled every 15 minutes for `days` days up to
 //    now, inserted day by day on a simulated clock, rolled up and pruned THROUGH THE REAL CODE
@@ -401,6 +401,7 @@ async function main(): Promise<void> {
   log(`# history bench: ${DEVICES} devices x ${DAYS} days, 15-min polls, cache ${dir}`);
   const meta = await generate();
   if (flag('gen-only')) return;
+  if (flag('writes-only')) return measureWrites();
   if (!flag('latency-only')) {
     await measureRollupDay();
     await measureWrites();
