@@ -2,7 +2,7 @@
 //
 //   node dist/scripts/bench/history.js [--devices 500] [--days 730] [--cache /var/tmp/printbox-bench]
 //        [--fresh] [--iterations 300] [--agent https://127.0.0.1:8443] [--gen-only] [--latency-only]
-//        [--old-step-min 60] [--write-days 4]
+//        [--old-step-min 60] [--write-days 4] [--fast] [--full-days 35] [--writes-only]
 //
 // 1. Generate (or top up) a fleet: `devices` printers polled every 15 minutes for `days` days up to
 //    now, inserted day by day on a simulated clock, rolled up and pruned THROUGH THE REAL CODE
@@ -28,9 +28,11 @@ import { DeviceStore, type Reading } from '../../src/store/devices.js';
 import type { Device } from '../../src/model/device.js';
 import { lttb } from '../../src/api/lttb.js';
 import { snapshotJson } from '../../src/api/views.js';
-import { rollupOnce, DAY_MS } from '../../src/rollup/rollup.js';
+import { rollupOnce, DAY_MS, HOUR_MS } from '../../src/rollup/rollup.js';
+import { RETENTION_DAYS } from '../../src/model/tiers.js';
 import { applyRetention, configureWal, maintainFile } from '../../src/rollup/retention.js';
 import { rollupPass, SCHEDULED_HOURLY_BATCH } from '../../src/rollup/schedule.js';
+import { RAW_INSERT_SQL, benchSerial, fleetRound, writeHourlyDay, type RawRow } from './fleet-history.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string): string => {
@@ -51,16 +53,25 @@ const STEP = 15 * 60_000;
 // survive as daily and monthly rows, whose row counts do not depend on the poll interval, and it
 // keeps a 2-year generation within minutes. --old-step-min 15 gives full fidelity (about 4x longer).
 const OLD_STEP = Number(opt('old-step-min', '60')) * 60_000;
-const FULL_DAYS = 35;
+const FULL_DAYS = Number(opt('full-days', '35'));
+// --fast: days older than FULL_DAYS are written as the hourly rows the hourly roll-up makes of them
+// (fleet-history.ts writeHourlyDay), then rolled to daily and monthly and pruned by the real code as
+// before; checked against the real roll-up by test/unit/bench-fleet-shortcut.test.ts. With
+// --old-step-min 480 --full-days 8 (3 readings a day before the last 8 days: the raw window is polled
+// every 15 minutes, older days leave the same rows per tier, from fewer readings) a 2-year fleet of
+// 2,000 printers takes minutes. The old step must be whole hours dividing a day.
+const FAST = flag('fast');
 // --page-size N: create the database with another page size (db.ts keeps SQLite's default 4096).
 const PAGE_SIZE = Number(opt('page-size', '0'));
 const now = Date.now();
 const endOfData = Math.floor(now / STEP) * STEP; // last poll at or before now
 
-const dir = join(CACHE, `fleet-${DEVICES}x${DAYS}-old${OLD_STEP / 60_000}${PAGE_SIZE ? `-p${PAGE_SIZE}` : ''}`);
+const dir = join(CACHE, `fleet-${DEVICES}x${DAYS}-old${OLD_STEP / 60_000}${PAGE_SIZE ? `-p${PAGE_SIZE}` : ''}${FAST ? `-fast-full${FULL_DAYS}` : ''}`);
 const file = join(dir, 'printbox.db');
 const metaFile = join(dir, 'meta.json');
-const serial = (i: number) => `BENCH${String(i).padStart(5, '0')}`;
+const serial = benchSerial;
+const makeRound = (ts: number, insert: (row: RawRow) => void) => fleetRound(DEVICES, ts, insert);
+const INSERT_SQL = RAW_INSERT_SQL;
 const log = (s: string) => process.stdout.write(s + '\n');
 
 interface Meta { start: number; next: number; rollupDayMs: number[]; retentionDayMs: number[] }
@@ -79,24 +90,6 @@ const pct = (xs: number[], p: number) => {
 };
 const ms = (x: number) => x.toFixed(2);
 const fileBytes = (f: string) => (existsSync(f) ? statSync(f).size : 0);
-
-// A printer: cumulative counters with a per-device rate and a working-hours profile; toner falls
-// and is replaced now and then.
-function makeRound(ts: number, insert: (row: unknown[]) => void): void {
-  const k = Math.floor(ts / STEP);
-  const hour = new Date(ts).getUTCHours();
-  const busy = hour >= 7 && hour < 18 ? 1 : 0.1;
-  for (let i = 0; i < DEVICES; i++) {
-    const rate = 1 + (i % 17);
-    const page = Math.floor(k * rate * 0.4 + (busy * rate * (k % 4)) / 4) + i * 1000;
-    const color = Math.floor(page * ((i % 3) / 5));
-    const toner = 100 - ((k + i * 37) % 2000) / 20;
-    insert([serial(i), ts, page, color, page - color, Math.floor(page / 10),
-      `{"black":${Math.round(toner)},"cyan":${Math.round((toner + 30) % 100)},"magenta":${Math.round((toner + 60) % 100)},"yellow":${Math.round((toner + 10) % 100)}}`]);
-  }
-}
-
-const INSERT_SQL = `INSERT INTO metrics_raw (serial, ts, page_count, color_pages, mono_pages, scan_count, toner_levels) VALUES (?, ?, ?, ?, ?, ?, ?)`;
 
 async function generate(): Promise<Meta> {
   if (flag('fresh')) rmSync(dir, { recursive: true, force: true });
@@ -124,16 +117,26 @@ async function generate(): Promise<Meta> {
   // cut-off run wrote past it are dropped first and written again).
   db.pragma('synchronous = OFF');
   db.prepare('DELETE FROM metrics_raw WHERE ts >= ?').run(meta.next);
+  const isOld = (from: number) => from < endOfData - FULL_DAYS * DAY_MS;
+  // Inside the hourly tier's window (and 2 days more) an old day is polled at least hourly, so that
+  // it leaves 24 hourly rows per device as the box does; older days leave only daily and monthly rows.
+  const oldStep = (from: number) => (from >= endOfData - (RETENTION_DAYS.hourly + 2) * DAY_MS ? Math.min(OLD_STEP, HOUR_MS) : OLD_STEP);
+  if (FAST && isOld(meta.next)) {
+    // Likewise the hourly rows a cut-off run wrote for old days past it (written again below).
+    db.prepare('DELETE FROM metrics_hourly WHERE ts >= ?').run(meta.next);
+    db.prepare(`UPDATE rollup_state SET done_until = ? WHERE tier = 'hourly'`).run(meta.next);
+  }
   const ins = db.prepare(INSERT_SQL);
   const insertDay = db.transaction((from: number, to: number) => {
-    const step = from < endOfData - FULL_DAYS * DAY_MS ? OLD_STEP : STEP;
+    const step = isOld(from) ? oldStep(from) : STEP;
     for (let ts = from; ts < to; ts += step) makeRound(ts, (r) => ins.run(...r));
   });
   const t0 = Date.now();
   let days = 0;
   while (meta.next <= endOfData) {
     const to = Math.min(meta.next + DAY_MS, endOfData + 1);
-    insertDay(meta.next, to);
+    if (FAST && isOld(meta.next) && to - meta.next === DAY_MS) writeHourlyDay(db, DEVICES, meta.next, oldStep(meta.next));
+    else insertDay(meta.next, to);
     const clock = new Date(to + 5 * 60_000);
     const a = performance.now();
     // As the box's scheduled pass rolls (a day of hourly buckets per transaction): the layout of
@@ -398,6 +401,7 @@ async function main(): Promise<void> {
   log(`# history bench: ${DEVICES} devices x ${DAYS} days, 15-min polls, cache ${dir}`);
   const meta = await generate();
   if (flag('gen-only')) return;
+  if (flag('writes-only')) return measureWrites();
   if (!flag('latency-only')) {
     await measureRollupDay();
     await measureWrites();
