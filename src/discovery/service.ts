@@ -45,7 +45,19 @@ export interface DiscoveryDeps {
   usb?: Pick<UsbPrinters, 'collect' | 'collectSaved'>;
   /** The kernel neighbour table's MAC for an address (default: /proc/net/arp). */
   neighbourMac?: (ip: string) => string | undefined;
+  /** Readings a polling round writes per transaction (default ROUND_BATCH). */
+  roundBatch?: number;
 }
+
+/**
+ * Readings a polling round writes per transaction. A round of 2,000 printers held every merged
+ * record and snapshot until one transaction at its end, and the agent's RSS grew with the fleet
+ * (issue 35); in batches a round holds at most this many, and each batch is on the card (and its
+ * events out) as soon as it is full, so a crash or power cut mid-round loses only the readings of
+ * the batch being filled. The cost is one commit (an fsync and the B-trees' upper pages) a batch:
+ * docs/performance.md, "A large site", has the flash-write figures per batch size.
+ */
+export const ROUND_BATCH = 250;
 
 /**
  * A single read (POST /devices/metrics/collect) whose page counter was below the last stored one:
@@ -666,11 +678,44 @@ export class DiscoveryService {
     const s = settings.get();
     const credentials = credentialsOf(s);
     const roundStartedAt = this.deps.now();
-    const readings: Reading[] = [];
+    // The readings not written yet: at most `batch` (see ROUND_BATCH); then only their snapshots.
+    let readings: Reading[] = [];
+    const stored: Snapshot[] = [];
+    let taken = 0;
+    const batch = Math.max(1, this.deps.roundBatch ?? ROUND_BATCH);
+    let kept = 0; // readings the storage guard keeps (the card did not take their batch)
+    let keptError: ReadingsKeptError | undefined;
+    let failed: { err: unknown } | undefined; // a write that failed otherwise: the round ends
+    const flush = () => {
+      const writing = readings;
+      readings = [];
+      if (writing.length === 0) return;
+      taken += writing.length;
+      let ids: (number | undefined)[];
+      try {
+        ids = this.store(writing, kind === 'round' ? 'storing a polling round' : 'storing a poll');
+      } catch (err) {
+        // The guard keeps these and writes them when it can; the round goes on, the caller is told at its end.
+        if (err instanceof ReadingsKeptError) {
+          kept += writing.length;
+          keptError ??= err;
+        } else failed ??= { err };
+        return;
+      }
+      writing.forEach((r, i) => {
+        if (ids[i] === undefined) return;
+        stored.push({ ...r.snapshot, id: ids[i]! });
+        events.emit('device_change', { serial: r.snapshot.serial, change: 'metrics' });
+      });
+    };
+    const push = (r: Reading) => {
+      readings.push(r);
+      if (readings.length >= batch) flush();
+    };
     const queue = [...serials];
     let cut = 0; // reads cut short by stop()
     const worker = async () => {
-      while (!signal.aborted) {
+      while (!signal.aborted && !failed) {
         const serial = queue.shift();
         if (serial === undefined) return;
         const device = devices.get(serial);
@@ -686,7 +731,7 @@ export class DiscoveryService {
           if (!('error' in read) && findSamePrinter(devices, read.observation)?.serial === serial) {
             read.observation.serial = serial;
             read.observation.printerInfo.serial = serial;
-            readings.push({ device: mergeObservation(device, read.observation), snapshot: { serial, ts: now, ...read.metrics }, existed: true });
+            push({ device: mergeObservation(device, read.observation), snapshot: { serial, ts: now, ...read.metrics }, existed: true });
             continue;
           }
           const current = devices.get(serial);
@@ -726,7 +771,7 @@ export class DiscoveryService {
           // confirms the move (move-check.ts), or another sighting of it.
           const moved = await this.pollPendingAddress(device, roundStartedAt);
           if (moved) {
-            readings.push(moved);
+            push(moved);
             continue;
           }
         }
@@ -754,17 +799,16 @@ export class DiscoveryService {
         }
         let read = this.trusted(mergeObservation(device, observation), host!);
         if (counterFlagOf(read)) read = withRawData(read, { counter_flag: undefined });
-        readings.push({ device: read, snapshot, existed: true, fromIp: device.ip });
+        push({ device: read, snapshot, existed: true, fromIp: device.ip });
       }
     };
     await Promise.all(Array.from({ length: Math.min(s.discovery.discover_concurrency, serials.length) }, worker));
     if (signal.aborted && (cut > 0 || queue.length > 0)) {
-      log.info({ read: readings.length, cut_short: cut, not_started: queue.length }, kind === 'round' ? 'polling round stopped' : 'poll stopped');
+      log.info({ read: taken + readings.length, cut_short: cut, not_started: queue.length }, kind === 'round' ? 'polling round stopped' : 'poll stopped');
     }
-    if (readings.length === 0) return [];
-    const ids = this.store(readings, 'storing a polling round');
-    const stored = readings.flatMap((r, i) => (ids[i] === undefined ? [] : [{ ...r.snapshot, id: ids[i]! }]));
-    for (const s of stored) events.emit('device_change', { serial: s.serial, change: 'metrics' });
+    if (!failed) flush();
+    if (failed) throw failed.err;
+    if (keptError) throw kept === keptError.count ? keptError : new ReadingsKeptError(kept, keptError.cause);
     return stored;
   }
 }

@@ -17,7 +17,7 @@ export interface ReadingsSink {
  */
 export class ReadingsKeptError extends Error {
   readonly code: string;
-  constructor(count: number, cause: unknown) {
+  constructor(readonly count: number, cause: unknown) {
     const e = cause as { message?: string; code?: string };
     super(`${count} reading(s) taken but not stored yet: ${e.message ?? String(cause)}; kept in memory and stored as soon as the database takes writes`, { cause });
     this.code = e.code ?? 'SQLITE_FULL';
