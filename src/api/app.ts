@@ -90,57 +90,6 @@ interface Router {
   app: App;
   /** The methods a path is registered with; undefined for an unknown path or an any-method route. */
   methodsOf: Map<string, string[]>;
-  /** Paths that exactly one route matches (see exactRoutes): served without tinyhttp's walk. */
-  exact: Map<string, ExactRoute>;
-  onError: (err: unknown, req: IncomingMessage, res: ServerResponse) => void;
-}
-
-interface ExactRoute {
-  /** Undefined: any method (app.all). */
-  method?: string;
-  handler: RouteHandler;
-}
-
-/**
- * The paths, as registered, that exactly one middleware entry matches (by tinyhttp's own compiled
- * pattern): for such a path tinyhttp's walk can only end in that route's one handler. tinyhttp
- * tests every registered pattern and builds a middleware chain on every request (some 50 here):
- * that walk cost more CPU than the rest of a small request such as `latest` (docs/performance.md,
- * a large site). A path written otherwise (case, trailing slash) or with parameters still goes
- * through tinyhttp, as does every path two entries match.
- */
-function exactRoutes(app: App): Map<string, ExactRoute> {
-  const exact = new Map<string, ExactRoute>();
-  for (const m of app.middleware) {
-    const path = m.path;
-    if (typeof path !== 'string' || /[:*?(]/.test(path) || m.type !== 'route' || !m.handler) continue;
-    const matching = app.middleware.filter((o) => o.regex?.pattern.test(path));
-    if (matching.length === 1 && matching[0] === m) exact.set(path, { method: m.method, handler: m.handler as RouteHandler });
-  }
-  return exact;
-}
-
-/**
- * Runs a route handler as tinyhttp would at the end of its walk: the router's extension first
- * (res.sendStatus), req.params and req.path set, an error thrown or rejected to onError.
- */
-function runExact(route: ExactRoute, path: string, req: IncomingMessage, res: ServerResponse, onError: Router['onError']): void {
-  const r = req as IncomingMessage & { params?: Record<string, string>; path?: string; originalUrl?: string; baseUrl?: string };
-  r.params = {};
-  r.path = path;
-  r.originalUrl = req.url;
-  r.baseUrl = '';
-  const fail = (err?: unknown) => {
-    if (err != null) onError(err, req, res);
-  };
-  routerExtensions(req as never, res as never, () => {
-    try {
-      const out = (route.handler as (q: unknown, s: unknown, n: unknown) => unknown)(req, res, fail);
-      if (out instanceof Promise) out.catch(fail);
-    } catch (err) {
-      fail(err);
-    }
-  });
 }
 
 function createRouter(ctx: AgentContext): Router {
@@ -156,9 +105,7 @@ function createRouter(ctx: AgentContext): Router {
       res.setHeader('Allow', allowed.join(', '));
       sendText(res, 405, `${allowed.join(', ')} only`);
     },
-    onError: (err: unknown, req, res) => onError(err, req, res),
-  });
-  function onError(err: unknown, req: IncomingMessage, res: ServerResponse): void {
+    onError: (err: unknown, req, res) => {
       // A write the card did not take: the storage guard says so everywhere; the client gets 507
       // with SQLite's own words. Nothing was changed (the transaction was rolled back).
       if (!res.headersSent && ctx.storage?.failed(err, `${req.method} ${(req.url ?? '').split('?')[0]}`)) {
@@ -172,14 +119,15 @@ function createRouter(ctx: AgentContext): Router {
       ctx.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'request failed');
       if (!res.headersSent) sendText(res, 500, 'internal error');
       else res.destroy();
-  }
+    },
+  });
   for (const routes of ROUTES) routes.register(app, ctx);
   for (const m of app.middleware) {
     if (!m.method || typeof m.path !== 'string') continue;
     const key = routeKey(m.path);
     methodsOf.set(key, [...new Set([...(methodsOf.get(key) ?? []), m.method])]);
   }
-  return { app, methodsOf, exact: exactRoutes(app), onError };
+  return { app, methodsOf };
 }
 
 /** Every route the app registers (method undefined = any method): tests walk this to try each way in. */
@@ -203,7 +151,7 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
 }
 
 export function createHandler(ctx: AgentContext): Handler {
-  const { app: router, methodsOf, exact, onError } = createRouter(ctx);
+  const { app: router, methodsOf } = createRouter(ctx);
   return (req, res) => {
     logRequest(ctx, req, res);
     const target = checkRequestTarget(req.url);
@@ -227,10 +175,6 @@ export function createHandler(ctx: AgentContext): Handler {
     // Cross-site requests the server relayed are still refused.
     const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http', fromServerChannel(req) ? ctx.settings.get().server.url : undefined);
     if (crossOrigin) return sendText(res, 403, crossOrigin);
-    const q = target.url.indexOf('?');
-    const path = q === -1 ? target.url : target.url.slice(0, q);
-    const route = exact.get(path);
-    if (route && (!route.method || route.method === req.method)) return runExact(route, path, req, res, onError);
     router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
   };
 }
