@@ -91,14 +91,18 @@ alone_log=build/files-run-alone.log
 mkdir -p build
 echo "== files run alone (soaks, hostile SNMP): beside the boot test (log: $alone_log)"
 alone_start=$(date +%s)
-timeout --kill-after=30s 20m node --test --test-reporter=spec --test-timeout=300000 --test-concurrency=1 "${alone[@]}" >"$alone_log" 2>&1 &
+(
+  s=0
+  timeout --kill-after=30s 20m node --test --test-reporter=spec --test-timeout=300000 --test-concurrency=1 "${alone[@]}" || s=$?
+  echo "== files run alone (soaks, hostile SNMP) took $(( $(date +%s) - alone_start ))s"
+  exit "$s"
+) >"$alone_log" 2>&1 &
 alone_pid=$!
 alone_done() {
   local s=0
   wait "$alone_pid" || s=$?
   alone_pid=""
   cat "$alone_log"
-  echo "== files run alone (soaks, hostile SNMP) took $(( $(date +%s) - alone_start ))s"
   [ "$s" = 0 ] || { echo "files run alone failed ($s)"; exit 1; }
 }
 
