@@ -35,7 +35,7 @@ import { simulatorCeiling } from './snmp-ceiling.js';
 import { readSnmprec } from '../../test/helpers/snmprec.js';
 import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
 import { device, ndjson } from '../../test/helpers/seed.js';
-import { cpuMs, freePort, rssMiB, unitEnvironment, unitNodeFlags } from './process.js';
+import { cpuMs, freePort, rssMiB, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -313,6 +313,8 @@ async function main(): Promise<void> {
   }
   await postSettings(httpsPort, { collection: { interval_minutes: 1440 } });
   const rssAfter = rssMiB(pid);
+  // The settings change has every saved printer's alerts judged again: the HTTP figures below wait for it.
+  const settled = await waitCpuIdle(pid, Date.now() + 300_000);
 
   log(`\n## polling rounds (interval set to 1 minute: rounds follow each other; ${PRINTERS} printers)`);
   log('| round | readings / saved | duration s | agent CPU s | CPU % of a core over the round | CPU % of a 15-min interval | CPU ms / reading | write_bytes KiB / reading | wchar KiB / reading | simulators CPU % of a core | RSS after MiB | late | load |');
@@ -334,7 +336,7 @@ async function main(): Promise<void> {
   procs.push(bare);
   await waitReady(minimalPort, Date.now() + 60_000);
   const servers: Server[] = [{ name: 'agent', port: httpsPort, pid }, { name: 'minimal', port: minimalPort, pid: bare.pid! }];
-  log(`\n## HTTP, ${PRINTERS} saved printers (load ${load()})`);
+  log(`\n## HTTP, ${PRINTERS} saved printers (load ${load()}; after the agent's CPU went idle, ${(settled / 1000).toFixed(0)} s after the last round)`);
   const list = await oneAtATime(servers, () => '/devices/list', LIST_REQUESTS, 10);
   log('| request | server | p50 ms | p99 ms | CPU ms / request | KiB | ratio (minimal CPU / agent CPU) |');
   log('|---|---|---|---|---|---|---|');
@@ -375,12 +377,15 @@ async function history(): Promise<void> {
   const agent = spawn(process.execPath, [...nodeFlags, cli, 'serve', '--config', config], { stdio: 'ignore', env });
   procs.push(agent);
   await waitReady(port, Date.now() + 180_000); // the start-up roll-up catch-up runs first
+  // Then every saved printer's alerts are judged (its supply forecast, 90 days read and fitted):
+  // timed requests wait until that is done.
+  const settled = await waitCpuIdle(agent.pid!, Date.now() + 600_000);
   const minimalPort = await freePort();
   const bare = spawn(process.execPath, [...nodeFlags, minimal, join(hdir, 'data/printbox.db'), join(hdir, 'data/tls/agent.crt'), join(hdir, 'data/tls/agent.key'), String(minimalPort)], { stdio: 'ignore', env });
   procs.push(bare);
   await waitReady(minimalPort, Date.now() + 60_000);
   const servers: Server[] = [{ name: 'agent', port, pid: agent.pid! }, { name: 'minimal', port: minimalPort, pid: bare.pid! }];
-  log(`\n## history, ${serials.length} printers x 2 years (${HISTORY_DB}: ${(size / 2 ** 20).toFixed(1)} MiB, ${(size / 2 ** 30).toFixed(3)} GiB), one request at a time on random printers, blocks of 25 (load ${load()})`);
+  log(`\n## history, ${serials.length} printers x 2 years (${HISTORY_DB}: ${(size / 2 ** 20).toFixed(1)} MiB, ${(size / 2 ** 30).toFixed(3)} GiB), one request at a time on random printers, blocks of 25, after the agent's start-up work (${(settled / 1000).toFixed(0)} s) (load ${load()})`);
   log('| period | agent p50 ms | agent p99 ms | minimal p50 ms | minimal p99 ms | agent CPU ms / request |');
   log('|---|---|---|---|---|---|');
   for (const period of ['day', 'week', 'month', 'year']) {

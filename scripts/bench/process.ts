@@ -21,6 +21,22 @@ export function cpuMs(pid: number): number {
 
 export const rssMiB = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]) / 1024;
 
+/**
+ * Waits until a process has used at most `percent` % of a core over one `windowMs` window (its
+ * start-up or settings-change work done: an agent judges every saved printer's alerts after it
+ * starts and after a settings change, about 10 ms each with a long history), or the deadline; resolves
+ * the ms it waited. Timed figures taken before that measure the agent's background work, not the
+ * request.
+ */
+export async function waitCpuIdle(pid: number, deadline: number, percent = 5, windowMs = 2_000): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    const c0 = cpuMs(pid);
+    await new Promise((r) => setTimeout(r, windowMs));
+    if (cpuMs(pid) - c0 <= (windowMs * percent) / 100 || Date.now() > deadline) return Date.now() - t0;
+  }
+}
+
 const agentUnit = () => readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../../systemd/printbox-agent.service'), 'utf8');
 
 /** The Node flags of systemd/printbox-agent.service's ExecStart (between the node binary and the agent). */

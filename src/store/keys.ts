@@ -29,6 +29,15 @@ export const BUCKET_MS: Partial<Record<string, number>> = {
 };
 
 /**
+ * The index that downsampled history reads a table's (id, page_count) from, where it is not the
+ * table's bucketed key: daily rows have a second key that carries both (migration 13). Raw's own key
+ * carries them (migration 5); hourly rows of a device and day are side by side in the table anyway.
+ */
+export const POINTS_INDEX: Partial<Record<string, string>> = {
+  metrics_daily: 'metrics_daily_points',
+};
+
+/**
  * The key columns of a table's per-device index, as ON CONFLICT and ORDER BY spell them (raw's
  * index appends `id, page_count` for downsampled history, migration 5).
  */

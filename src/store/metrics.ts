@@ -5,7 +5,7 @@ import type { DB } from './db.js';
 import { TIERS, type Snapshot, type Tier } from '../model/device.js';
 import { METRICS_COUNTERS } from '../model/serialize.js';
 import { tierWindows } from '../model/tiers.js';
-import { BUCKET_MS, TABLE, bucketOf, keyColumns, keyMatch, keyRange } from './keys.js';
+import { BUCKET_MS, POINTS_INDEX, TABLE, bucketOf, keyColumns, keyMatch, keyRange } from './keys.js';
 
 type AggTier = Exclude<Tier, 'raw'>;
 /**
@@ -106,8 +106,11 @@ class DeviceRows {
     this.range = froms.map((f) => db.prepare(`SELECT * FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`));
     // The served page_count of a row (an aggregate serves its max), in the order of `range`.
     const pageCount = table === TABLE.raw ? 'page_count' : 'page_count_max';
+    const pointsIndex = POINTS_INDEX[table];
     this.points = froms.map((f) =>
-      db.prepare(`SELECT id, ${pageCount} FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`).raw(),
+      db.prepare(
+        `SELECT id, ${pageCount} FROM ${pointsIndex ? f.replace(`INDEXED BY ${table}_bucket`, `INDEXED BY ${pointsIndex}`) : f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`,
+      ).raw(),
     );
     // What a supply forecast needs of a row (forecast/): time, the served page counter and levels.
     const toner = table === TABLE.raw ? 'toner_levels' : 'toner_last';

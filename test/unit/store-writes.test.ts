@@ -221,10 +221,14 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
       assert.deepEqual(scans, [], `${s}\n${details.join('\n')}`);
       assert.ok(details.some((d) => /^SEARCH .*USING (COVERING )?INDEX|PRIMARY KEY/.test(d)), `${s}\n${details.join('\n')}`);
     }
-    // downsampling's input from raw (the most rows) comes from the key alone (migration 5)
-    const rawPoints = reads.find((q) => q.startsWith('SELECT id, page_count FROM metrics_raw INDEXED BY'))!;
-    const rawPlan = (prepare(`EXPLAIN QUERY PLAN ${rawPoints}`).all({ serial: 'X', lo: 0, hi: NOW, buckets: '[1]' }) as { detail: string }[]);
-    assert.ok(rawPlan.some((p) => p.detail.startsWith('SEARCH metrics_raw USING COVERING INDEX')), rawPlan.map((p) => p.detail).join('\n'));
+    // downsampling's input from raw (the most rows) comes from the key alone (migration 5), and
+    // daily's (a row a day among all devices': as many table pages as rows) from its second key
+    // (migration 13)
+    for (const [t, index] of [['metrics_raw', 'metrics_raw_bucket'], ['metrics_daily', 'metrics_daily_points']]) {
+      const points = reads.find((q) => q.startsWith(`SELECT id, ${t === 'metrics_raw' ? 'page_count' : 'page_count_max'} FROM ${t} INDEXED BY`))!;
+      const plan = (prepare(`EXPLAIN QUERY PLAN ${points}`).all({ serial: 'X', lo: 0, hi: NOW, buckets: '[1]' }) as { detail: string }[]);
+      assert.ok(plan.some((p) => p.detail.startsWith(`SEARCH ${t} USING COVERING INDEX ${index}`)), plan.map((p) => p.detail).join('\n'));
+    }
     // a forecast's levels (three columns) through each bucketed tier's key, never a scan
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily']) {
       const q = reads.find((r) => r.startsWith(`SELECT ts, ${t === 'metrics_raw' ? 'page_count, toner_levels' : 'page_count_max, toner_last'} FROM ${t} INDEXED BY`))!;
