@@ -2,7 +2,8 @@
 // makes the API's types with openapi-typescript and runs src/ui/assets/tsconfig.json. Here the same
 // check runs against the real document (it passes) and against one with three shapes changed (a
 // response field renamed, a query parameter's values, a request field's type): each fails, naming
-// the module that reads the old shape. No browser: this is the build's own check.
+// the module that reads the old shape. The check is strict: a field that may become missing or
+// null fails it too where a module uses it unchecked. No browser: this is the build's own check.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -69,4 +70,17 @@ test('shapes changed in the document fail the check, each in the module that rea
   assert.match(r.out, /printers\.js\(\d+,\d+\): error TS2339: Property 'total' does not exist/);
   assert.match(r.out, /printers\.js\(\d+,\d+\): error TS2322: Type '"shown"' is not assignable/);
   assert.match(r.out, /alerts\.js\(\d+,\d+\): error TS2322: Type 'number' is not assignable to type 'string'/);
+});
+
+test('a field that may now be missing or null fails the check where a module uses it unchecked (strict)', async () => {
+  const r = await check('nullable', changed((d) => {
+    // A required list made optional: the Printers page reads it at once.
+    const page = d.components.schemas.PrinterPage;
+    page.required = page.required.filter((k: string) => k !== 'printers');
+    // A number made nullable: the Settings page divides it.
+    d.components.schemas.StorageStatus.properties.reserve_bytes.type = ['integer', 'null'];
+  }));
+  assert.notEqual(r.status, 0);
+  assert.match(r.out, /printers\.js\(\d+,\d+\): error TS18048: 'page\.printers' is possibly 'undefined'/);
+  assert.match(r.out, /settings-box\.js\(\d+,\d+\): error TS18047: 'st\.reserve_bytes' is possibly 'null'/);
 });

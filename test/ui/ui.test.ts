@@ -491,6 +491,8 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   assert.equal(await desktop.textContent('#identity .web-ui'), 'javascript:alert(document.cookie)');
   await desktop.waitForFunction(() => /Found by/.test(document.getElementById('identity')?.textContent ?? ''));
   assert.match((await desktop.textContent('#identity')) ?? '', /Found byport probe, WS-Discovery/);
+  // No readings yet: the status box says so and nothing more (its missing supply bars were the text "null").
+  assert.equal(await desktop.textContent('#printer-status'), 'OKNo readings yet: press Read now.');
 
   // Read now: the simulated printer answers.
   await go(desktop, `#/printer/${SIM_SERIAL}`, '#read-now');

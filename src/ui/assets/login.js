@@ -12,13 +12,16 @@
   if (!(form instanceof HTMLFormElement)) return; // the notice: no form
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
+    const endpoint = form.dataset.endpoint;
+    const error = document.getElementById('error');
+    if (!endpoint || !error) return; // both are on each form (src/ui/login-page.ts)
     const body = Object.fromEntries(new FormData(form));
-    const r = await fetch(onBox(form.dataset.endpoint), {
+    const r = await fetch(onBox(endpoint), {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(body),
     });
     if (r.ok) location.href = onBox(document.body.dataset.returnTo || '/');
-    else document.getElementById('error').textContent = (await r.text()).trim();
+    else error.textContent = (await r.text()).trim();
   });
 })();

@@ -2,7 +2,7 @@
 // Alerts (#/alerts, issue 36): the alerts of saved printers with Acknowledge, and the header's
 // count of open alerts nobody has acknowledged (GET /api/alerts), again on each `alert`.
 import { get, post } from './api.js';
-import { $, ago, h, when } from './dom.js';
+import { $, ago, errorText, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
@@ -16,8 +16,8 @@ async function refreshAlertCount() {
   c.textContent = String(n);
   c.setAttribute('aria-label', n + ' unacknowledged alert' + (n === 1 ? '' : 's'));
 }
-/** @type {ReturnType<typeof setTimeout>} */
-let alertCountTimer = null;
+/** @type {ReturnType<typeof setTimeout> | undefined} */
+let alertCountTimer;
 function scheduleAlertCount() {
   clearTimeout(alertCountTimer);
   alertCountTimer = setTimeout(() => refreshAlertCount().catch(() => {}), 300);
@@ -53,13 +53,14 @@ export async function alertsView() {
     const ack = a.cleared_at || a.acknowledged_at ? null : h('button', {
       type: 'button', class: 'ack', text: 'Acknowledge', 'aria-label': 'Acknowledge ' + what + ' on ' + a.serial,
       onclick: async () => {
+        if (!ack) return; // the button clicked is ack
         ack.disabled = true;
         try {
           await post('/api/alerts/acknowledge', { id: a.id });
           await load();
           scheduleAlertCount();
         } catch (err) {
-          msg.textContent = err.message;
+          msg.textContent = errorText(err);
           ack.disabled = false;
         }
       },

@@ -33,6 +33,7 @@ export const urls = {
  * @param {unknown} [body] a POST's JSON body; none: a GET
  */
 async function ask(boxPath, body) {
+  /** @type {RequestInit} */
   const init = body === undefined
     ? { headers: { Accept: 'application/json' } }
     : {

@@ -1,13 +1,19 @@
 // @ts-check
 // Discovered (#/discovered): printers found and not saved; Scan now, Save, Save all, Hide.
 import { get, post } from './api.js';
-import { fmtInt, h } from './dom.js';
+import { errorText, fmtInt, h } from './dom.js';
 import { onEvent } from './live.js';
 import { detection, foundBy, meters, supplyBars, webLink } from './printer-parts.js';
 import { latestScan, noteScan, scanText } from './status.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas} S */
+/** @typedef {S['PrinterInfo'] & { serial: string }} Found */
+
+// PrinterInfo's serial is optional in the contract; this agent always sends it, and Save and Hide
+// name the printer by it.
+/** @param {S['PrinterInfo']} p @returns {p is Found} */
+const hasSerial = (p) => !!p.serial;
 
 const COLUMNS = ['Printer', 'Address', 'How it was found', 'Meter', 'Supplies', ''];
 
@@ -23,7 +29,7 @@ export async function discoveredView() {
     h('div', { class: 'toolbar' }, scanBtn, saveAll,
       h('a', { href: '#/settings', class: 'muted', text: 'Discovery settings' })),
     note, scanState, msg, table));
-  /** @param {S['PrinterInfo']} p */
+  /** @param {Found} p */
   function row(p) {
     const name = p.model || p.serial;
     const how = detection(p);
@@ -40,15 +46,17 @@ export async function discoveredView() {
       h('td', {}, h('div', { class: 'toolbar' },
         h('button', {
           type: 'button', class: 'primary', 'data-save': p.serial, 'aria-label': 'Save ' + name, text: 'Save',
-          onclick: (e) => act(e, () => post('/devices/save', { serial: p.serial })),
+          onclick: (/** @type {MouseEvent} */ e) => act(e, () => post('/devices/save', { serial: p.serial })),
         }),
         h('button', {
           type: 'button', 'data-hide': p.serial, 'aria-label': 'Hide ' + name, text: 'Hide',
-          onclick: (e) => act(e, () => post('/devices/update', { serial: p.serial, visible: false })),
+          onclick: (/** @type {MouseEvent} */ e) =>
+            act(e, () => post('/devices/update', { serial: p.serial, visible: false })),
         }))));
   }
   async function load() {
-    const [found, s, scan] = await Promise.all([get('/devices/discovered'), get('/settings'), get('/discover')]);
+    const [all, s, scan] = await Promise.all([get('/devices/discovered'), get('/settings'), get('/discover')]);
+    const found = all.filter(hasSerial);
     scanState.textContent = scanText(noteScan(scan));
     const d = s.discovery;
     const nothing = !d.subnet_scan && !(d.manual_ranges && d.ranges_text.trim());
@@ -76,7 +84,7 @@ export async function discoveredView() {
       await action();
       await load();
     } catch (err) {
-      msg.textContent = err.message;
+      msg.textContent = errorText(err);
       button.disabled = false;
     }
   }
@@ -85,7 +93,7 @@ export async function discoveredView() {
     try {
       scanState.textContent = scanText(noteScan(await post('/discover', {})));
     } catch (err) {
-      msg.textContent = err.message;
+      msg.textContent = errorText(err);
     }
   };
   saveAll.onclick = async (e) => act(e, () => post('/devices/save/all', {}));

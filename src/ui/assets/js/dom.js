@@ -2,8 +2,11 @@
 // DOM helpers and formatting. Every piece of data reaches the page through textContent or
 // attributes (h()), never through innerHTML.
 
-/** An element of the page by its id. @param {string} id @returns {HTMLElement} */
-export const $ = (id) => document.getElementById(id);
+/**
+ * An element of the page by its id: the page's own (src/ui/page.ts) or one a view made, so it is
+ * there. @param {string} id @returns {HTMLElement}
+ */
+export const $ = (id) => /** @type {HTMLElement} */ (document.getElementById(id));
 
 /**
  * An element with attributes and children. `on<event>` attributes are listeners, `text` the text,
@@ -35,6 +38,9 @@ const INT = new Intl.NumberFormat('en-US');
 /** A count with thousands separators; a string as it is. @param {number | string | null | undefined} n */
 export const fmtInt = (n) =>
   n === undefined || n === null ? '' : typeof n === 'string' ? n : INT.format(Number(n));
+
+/** A caught failure as text (an Error's message; anything else thrown, as a string). @param {unknown} err */
+export const errorText = (err) => (err instanceof Error ? err.message : String(err));
 
 /** How long ago, in words. @param {string | null | undefined} iso */
 export function ago(iso) {

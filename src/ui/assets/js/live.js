@@ -6,7 +6,7 @@
 // re-reads what it shows every POLL_S seconds, says so, and tries the stream again every RETRY_MS.
 // Views take the `poll` pseudo-event as "re-read"; the header's state comes with it.
 import { get, urls } from './api.js';
-import { $ } from './dom.js';
+import { $, errorText } from './dom.js';
 
 /** @typedef {import('./types').Listener} Listener */
 /** @typedef {import('./types').EventName} EventName */
@@ -20,9 +20,9 @@ const STREAMED = ['discovery_update', 'device_change', 'server_status', 'storage
 const live = {
   /** @type {EventSource | null} */ source: null,
   /** @type {Set<Listener>} */ listeners: new Set(),
-  /** @type {ReturnType<typeof setTimeout>} */ wait: null,
-  /** @type {ReturnType<typeof setInterval>} */ poller: null,
-  /** @type {ReturnType<typeof setTimeout>} */ retry: null,
+  /** @type {ReturnType<typeof setTimeout> | undefined} */ wait: undefined,
+  /** @type {ReturnType<typeof setInterval> | undefined} */ poller: undefined,
+  /** @type {ReturnType<typeof setTimeout> | undefined} */ retry: undefined,
   polling: false,
 };
 
@@ -39,9 +39,18 @@ const emit = (...event) => {
 };
 
 /**
- * Listens to the events (and `poll`); the answer stops listening.
- * @param {Listener | import('./types').NameListener} fn
+ * Listens to the events (and `poll`); the answer stops listening. A listener of the name alone is
+ * the second form: tsc does not take a one-parameter function for a Listener (its pairs).
+ * @overload
+ * @param {Listener} fn
+ * @returns {() => void}
  */
+/**
+ * @overload
+ * @param {Listener | import('./types').NameListener} fn
+ * @returns {() => void}
+ */
+/** @param {Listener | import('./types').NameListener} fn */
 export function onEvent(fn) {
   const l = /** @type {Listener} */ (fn);
   live.listeners.add(l);
@@ -142,12 +151,12 @@ async function poll() {
     const scanNews = polledScan !== undefined && scanKey !== polledScan;
     if (scan && (scan.state === 'running' || scanNews)) emit('discovery_update', scan);
     polledScan = scanKey;
-    emit('storage_status', s.storage);
+    if (s.storage) emit('storage_status', s.storage);
     if (s.server && s.server.link) emit('server_status', s.server.link);
     emit('poll', {});
     if (live.polling) $('live-note').textContent = POLL_NOTE;
   } catch (err) {
-    if (live.polling) $('live-note').textContent = 'Live updates unavailable; the last refresh failed: ' + err.message;
+    if (live.polling) $('live-note').textContent = 'Live updates unavailable; the last refresh failed: ' + errorText(err);
   } finally {
     pollBusy = false;
   }

@@ -45,11 +45,11 @@ export async function logsView() {
   });
   level.onchange = reload;
   tail.onchange = reload;
-  /** @type {ReturnType<typeof setInterval>} */
-  let timer = null;
+  /** @type {ReturnType<typeof setInterval> | undefined} */
+  let timer;
   follow.onchange = () => {
     clearInterval(timer);
-    timer = follow.checked ? setInterval(reload, 2000) : null;
+    timer = follow.checked ? setInterval(reload, 2000) : undefined;
     if (follow.checked) reload();
   };
   onLeave(() => clearInterval(timer));

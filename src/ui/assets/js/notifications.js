@@ -4,7 +4,7 @@
 // one is stored); its rules are fieldsets named as the agent names them
 // (notifications.recipients[1].emails), so a 400 lands under the right field.
 import { get, post } from './api.js';
-import { h } from './dom.js';
+import { errorText, h } from './dom.js';
 import { field, inp, intOf, lines, settingsForm } from './settings-form.js';
 import { onLeave } from './view.js';
 
@@ -38,23 +38,27 @@ export function notificationsSection(s) {
   const digest = inp('number', n.digest_minutes, { min: 0, max: 1440, inputmode: 'numeric' });
 
   const rulesBox = h('div', { id: 'notify-rules' });
-  /** @type {{ kinds: HTMLSelectElement, severities: HTMLSelectElement, emails: HTMLTextAreaElement,
-   *   webhooks: HTMLTextAreaElement, removed?: boolean }[]} */
+  /** @typedef {{ kinds: HTMLSelectElement, severities: HTMLSelectElement, emails: HTMLTextAreaElement,
+   *   webhooks: HTMLTextAreaElement, removed?: boolean }} RuleRow */
+  /** @type {RuleRow[]} */
   const rules = [];
   /** @param {Rule | null} r */
   function addRule(r) {
     const i = rules.length;
-    const severity = r && r.severities.length === 1 ? r.severities[0] : '';
+    // An omitted list is an empty one, as the agent reads it (its answers carry all four).
+    const severities = r?.severities ?? [];
+    const severity = severities.length === 1 ? severities[0] : '';
+    /** @type {RuleRow} */
     const row = {
       kinds: h('select', { multiple: true, size: 8 }, Object.entries(ALERT_KIND_NAMES)
-        .map(([v, t]) => h('option', { value: v, text: t, selected: !!r && r.kinds.includes(/** @type {any} */ (v)) }))),
+        .map(([v, t]) => h('option', { value: v, text: t, selected: !!r?.kinds?.includes(/** @type {any} */ (v)) }))),
       severities: h('select', {}, [['', 'Any'], ['critical', 'Critical only'], ['warning', 'Warning only']]
         .map(([v, t]) => h('option', { value: v, text: t, selected: v === severity }))),
       emails: h('textarea', { rows: 2, spellcheck: 'false' }),
       webhooks: h('textarea', { rows: 2, spellcheck: 'false' }),
     };
-    row.emails.value = r ? r.emails.join('\n') : '';
-    row.webhooks.value = r ? r.webhooks.join('\n') : '';
+    row.emails.value = (r?.emails ?? []).join('\n');
+    row.webhooks.value = (r?.webhooks ?? []).join('\n');
     const p = 'notifications.recipients[' + i + '].';
     const box = h('fieldset', { class: 'v3' }, h('legend', { text: 'Rule ' + (i + 1) }),
       field(p + 'kinds', 'Alert kinds', row.kinds, 'None selected: every kind'),
@@ -142,7 +146,7 @@ export function notificationsSection(s) {
             h('td', { text: m.last_error || '' })))))
           : h('p', { class: 'muted', text: 'Nothing waiting or failed.' }));
     } catch (err) {
-      outbox.replaceChildren(h('p', { class: 'error', text: 'Could not read the outbox: ' + err.message }));
+      outbox.replaceChildren(h('p', { class: 'error', text: 'Could not read the outbox: ' + errorText(err) }));
     }
     // Read again every 10 s while the view shows it: attempts and errors change without an event.
     again = setTimeout(() => { if (section.isConnected) void drawOutbox(); }, 10000);
@@ -155,7 +159,7 @@ export function notificationsSection(s) {
       testOut.replaceChildren(h('ul', {}, r.results.map((x) => h('li', { class: x.ok ? 'okmsg' : 'error',
         text: (x.ok ? 'Delivered to ' : 'Not delivered to ') + x.target + (x.ok ? '' : ': ' + x.error) }))));
     } catch (err) {
-      testOut.replaceChildren(h('p', { class: 'error', text: err.message }));
+      testOut.replaceChildren(h('p', { class: 'error', text: errorText(err) }));
     }
     testBtn.disabled = false;
   });

@@ -95,10 +95,13 @@ export function historyCharts(serial) {
     /** @param {uPlot} u @param {number[]} vals */
     const fmtAxis = (u, vals) =>
       vals.map((v) => (v >= 1e6 ? (v / 1e6).toFixed(1) + 'M' : v >= 1e4 ? Math.round(v / 1e3) + 'k' : fmtInt(v)));
+    // A series' value under the cursor is null in a gap (uPlot's declarations say number).
     charts.push(new uPlot({
       width, height,
-      series: [{}, ...series.map(([label, , stroke]) =>
-        ({ label, stroke, width: 2, spanGaps: true, value: (u, v) => fmtInt(v) }))],
+      series: [{}, ...series.map(([label, , stroke]) => ({
+        label, stroke, width: 2, spanGaps: true,
+        value: (/** @type {uPlot} */ u, /** @type {number | null} */ v) => fmtInt(v),
+      }))],
       axes: [{}, { values: fmtAxis, size: 52 }],
       cursor: { drag: { x: false } },
     }, [xs, ...series.map(([, v]) => v)], chartBox));
@@ -112,9 +115,12 @@ export function historyCharts(serial) {
       charts.push(new uPlot({
         width, height: Math.round(height * 0.7), scales: { y: { range: [0, 100] } },
         series: [{}, ...keys.map((k) => ({
-          label: k, stroke: supplyColour(k), width: 2, spanGaps: true, value: (u, v) => (v === null ? '' : v + '%'),
+          label: k, stroke: supplyColour(k), width: 2, spanGaps: true,
+          value: (/** @type {uPlot} */ u, /** @type {number | null} */ v) => (v === null ? '' : v + '%'),
         }))],
-        axes: [{}, { values: (u, vals) => vals.map((v) => v + '%'), size: 52 }],
+        axes: [{}, {
+          values: (/** @type {uPlot} */ u, /** @type {number[]} */ vals) => vals.map((v) => v + '%'), size: 52,
+        }],
       }, [xs, ...keys.map(levels)], supplyBox));
     } else supplyBox.append(h('p', { class: 'muted', text: 'No supply levels in this period.' }));
     chartBox.dataset.points = String(rows.length);

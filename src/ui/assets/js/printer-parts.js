@@ -26,7 +26,7 @@ const SUPPLY_COLOURS = {
   light_cyan: '#6fd3ef', light_magenta: '#ef7fc0', waste: '#8d6e63', drum: '#7e57c2', fuser: '#d35400',
 };
 /** @param {string} k */
-export const supplyColour = (k) => SUPPLY_COLOURS[k] || SUPPLY_COLOURS[String(k).split(/[_ ]/).pop()] || '#5a6470';
+export const supplyColour = (k) => SUPPLY_COLOURS[k] || SUPPLY_COLOURS[String(k).split(/[_ ]/).pop() ?? ''] || '#5a6470';
 const LOW = 15;
 
 /**
@@ -41,7 +41,7 @@ export function daysText(f) {
   const empty = d === 0 && f.level === 0;
   const text = empty ? 'empty' : d < 1 ? '< 1 d' : '~' + Math.round(d) + ' d';
   const pages = f.pages_to_empty !== null ? ', about ' + fmtInt(f.pages_to_empty) + ' pages' : '';
-  const confidence = ' (confidence ' + Math.round(f.confidence * 100) + '%)';
+  const confidence = f.confidence !== null ? ' (confidence ' + Math.round(f.confidence * 100) + '%)' : '';
   return { text, title: (empty ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + confidence };
 }
 
@@ -118,7 +118,6 @@ export function webLink(url) {
   } catch {
     u = null;
   }
-  const web = u && (u.protocol === 'http:' || u.protocol === 'https:');
-  if (!web) return h('span', { class: 'web-ui', text: String(url) });
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return h('span', { class: 'web-ui', text: String(url) });
   return h('a', { class: 'web-ui', href: u.href, target: '_blank', rel: 'noopener noreferrer', text: String(url) });
 }

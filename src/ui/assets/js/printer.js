@@ -1,8 +1,8 @@
 // @ts-check
 // One printer (#/printer/<serial>): identity, status and supplies, Read now, the fields a person
 // sets, a pending move or a counter that went down, the history charts, Delete.
-import { get, post } from './api.js';
-import { $, ago, fmtInt, h, when } from './dom.js';
+import { ApiError, get, post } from './api.js';
+import { $, ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { historyCharts } from './printer-charts.js';
 import { detection, foundBy, meters, statusBadges, supplyBars, webLink } from './printer-parts.js';
@@ -28,7 +28,7 @@ export async function printerView(serial) {
   try {
     profile = await get('/api/devices/profile', { serial });
   } catch (err) {
-    if (err.status !== 404) throw err;
+    if (!(err instanceof ApiError && err.status === 404)) throw err;
     view().replaceChildren(h('section', {}, h('h2', { text: 'No printer ' + serial }),
       h('p', {}, 'It may have been deleted. ', h('a', { href: '#/printers', text: 'Back to the printers' }))));
     return;
@@ -72,7 +72,7 @@ export async function printerView(serial) {
     formMsg.className = '';
     /** @type {import('./types').PostBody<'/devices/update'>} */
     const body = { serial };
-    for (const [k, el] of Object.entries(inputs)) if (el.value !== (dev[k] || '')) body[k] = el.value;
+    for (const [k] of FIELDS) if (inputs[k].value !== (dev[k] || '')) body[k] = inputs[k].value;
     if (Object.keys(body).length === 1) {
       formMsg.textContent = 'Nothing changed.';
       return;
@@ -84,12 +84,13 @@ export async function printerView(serial) {
       formMsg.textContent = 'Saved.';
       formMsg.className = 'okmsg';
     } catch (err) {
-      const m = err.message.match(/field (\w+)/);
+      const text = errorText(err);
+      const m = text.match(/field (\w+)/);
       if (m && inputs[m[1]]) {
-        $('f-' + m[1] + '-err').textContent = err.message;
+        $('f-' + m[1] + '-err').textContent = text;
         inputs[m[1]].setAttribute('aria-invalid', 'true');
       }
-      formMsg.textContent = 'Not saved: ' + err.message;
+      formMsg.textContent = 'Not saved: ' + text;
       formMsg.className = 'error';
     }
   });
@@ -124,7 +125,7 @@ export async function printerView(serial) {
       device_type: d.device_type, is_usb: d.is_usb, discovery_methods: d.discovery_method ? [d.discovery_method] : [],
     };
     const barsBox = h('div', { id: 'supply-bars' }, latest ? supplyBars(latest.toner_levels) : null);
-    /** @type {[string, string | Node][]} */
+    /** What is missing (undefined, null, empty) is left out. @type {[string, string | Node | null | undefined][]} */
     const rows = [
       ['Model', [d.manufacturer, d.model].filter(Boolean).join(' ')], ['Serial', d.serial], ['Firmware', d.firmware],
       ['MAC address', d.mac_address], ['Address', d.ip + (d.hostname ? ' (' + d.hostname + ')' : '')],
@@ -142,7 +143,7 @@ export async function printerView(serial) {
           m.colour !== undefined ? [h('dt', { text: 'Colour' }), h('dd', { text: fmtInt(m.colour) })] : null,
           h('dt', { text: 'Read' }), h('dd', { text: when(latest.timestamp) }))
         : h('p', { class: 'empty', text: 'No readings yet: press Read now.' }),
-      latest ? barsBox : null);
+      ...(latest ? [barsBox] : []));
     if (latest) {
       // Days to empty beside each bar, once the forecast has come (the bars are drawn without it).
       get('/api/devices/forecast', { serial })
@@ -162,7 +163,7 @@ export async function printerView(serial) {
         await action();
         await reloadInfo();
       } catch (err) {
-        msg.textContent = 'Not done: ' + err.message;
+        msg.textContent = 'Not done: ' + errorText(err);
         msg.className = 'error';
         btn.disabled = false;
       }
@@ -223,7 +224,7 @@ export async function printerView(serial) {
       await reloadInfo();
       await charts.reload();
     } catch (err) {
-      readMsg.textContent = 'Not read: ' + err.message;
+      readMsg.textContent = 'Not read: ' + errorText(err);
       readMsg.className = 'error';
     } finally {
       readBtn.disabled = false;
@@ -254,7 +255,7 @@ export async function printerView(serial) {
         location.hash = '#/printers';
         dlg.close();
       } catch (e) {
-        err.textContent = e.message;
+        err.textContent = errorText(e);
         yes.disabled = false;
       }
     };

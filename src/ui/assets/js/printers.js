@@ -10,7 +10,7 @@
 // rows in view, without the forecasts (kept from the last ask): a polling round sends events all
 // the time.
 import { get, post } from './api.js';
-import { ago, fmtInt, h, when } from './dom.js';
+import { ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { daysText, statusBadges, supplyBars } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
@@ -110,7 +110,7 @@ export async function printersView() {
       const page = await ask(offset, PRINTERS_PAGE, true);
       if (n === gen) keep(page);
     } catch (err) {
-      msg.textContent = err.message; // asked again at the next scroll
+      msg.textContent = errorText(err); // asked again at the next scroll
       return;
     } finally {
       asking = false;
@@ -150,7 +150,7 @@ export async function printersView() {
           await post('/devices/update', { serial: p.serial, visible: !visible });
           await refresh();
         } catch (err) {
-          msg.textContent = err.message;
+          msg.textContent = errorText(err);
           hide.disabled = false;
         }
       },
@@ -277,8 +277,8 @@ export async function printersView() {
     msg.textContent = err.message;
   });
   // Typing asks the box once the typing pauses, not at every key.
-  /** @type {ReturnType<typeof setTimeout>} */
-  let typing = null;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let typing;
   search.addEventListener('input', () => {
     clearTimeout(typing);
     typing = setTimeout(reload, 250);

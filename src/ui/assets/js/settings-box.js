@@ -2,7 +2,7 @@
 // The Settings sections about the box itself: the central server link, the data card,
 // provisioning, the account's password, and backup / restore.
 import { post, restore, urls } from './api.js';
-import { fmtInt, h, when } from './dom.js';
+import { errorText, fmtInt, h, when } from './dom.js';
 import { clearErrors, field, inp, settingsForm, showError } from './settings-form.js';
 import { STORAGE_TEXT } from './status.js';
 
@@ -127,11 +127,12 @@ export function accountSection() {
       accMsg.textContent = 'Password changed.';
       accMsg.className = 'okmsg';
     } catch (err) {
-      const target = /current_password/.test(err.message) ? 'current_password'
-        : /new_password|at least/.test(err.message) ? 'new_password' : null;
-      if (target) showError(account, err.message, accMsg, target);
+      const text = errorText(err);
+      const target = /current_password/.test(text) ? 'current_password'
+        : /new_password|at least/.test(text) ? 'new_password' : null;
+      if (target) showError(account, text, accMsg, target);
       else {
-        accMsg.textContent = err.message;
+        accMsg.textContent = text;
         accMsg.className = 'error';
       }
     }
@@ -168,7 +169,7 @@ export function backupSection() {
         + (got.warning ? ' Note: ' + got.warning : '');
       restoreMsg.className = 'okmsg';
     } catch (err) {
-      restoreMsg.textContent = err.message;
+      restoreMsg.textContent = errorText(err);
       restoreMsg.className = 'error';
     }
   });

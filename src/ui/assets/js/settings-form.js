@@ -2,7 +2,7 @@
 // The Settings page's building blocks: a field with its hint and error, a form that saves one
 // section (POST /settings) and puts the agent's message under the field it names.
 import { post } from './api.js';
-import { h } from './dom.js';
+import { errorText, h } from './dom.js';
 
 /**
  * A field: label, control, hint and the place its error goes. `path` is the settings key the
@@ -90,7 +90,7 @@ export function settingsForm(id, title, fields, collect, after) {
     try {
       body = collect();
     } catch (err) {
-      showError(form, err.message, formMsg);
+      showError(form, errorText(err), formMsg);
       return;
     }
     try {
@@ -99,7 +99,7 @@ export function settingsForm(id, title, fields, collect, after) {
       formMsg.className = 'okmsg';
       if (after) after(s);
     } catch (err) {
-      showError(form, err.message, formMsg);
+      showError(form, errorText(err), formMsg);
     }
   });
   return h('section', {}, form);

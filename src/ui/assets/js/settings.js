@@ -126,8 +126,8 @@ function snmpSection(s) {
     kept.forEach((r, i) => {
       for (const k of V3_KEYS) {
         r[k].dataset.path = 'snmp.v3[' + i + '].' + k;
-        /** @type {HTMLElement} */ (r[k].closest('.field').querySelector('[data-error-for]')).dataset.errorFor =
-          'snmp.v3[' + i + '].' + k;
+        const err = r[k].closest('.field')?.querySelector('[data-error-for]');
+        if (err instanceof HTMLElement) err.dataset.errorFor = 'snmp.v3[' + i + '].' + k;
       }
     });
     return kept;

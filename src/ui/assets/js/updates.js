@@ -39,7 +39,7 @@ export function updatesSection(s) {
     checkBtn.disabled = installBtn.disabled = !u.supported || u.state !== 'idle';
     installBtn.hidden = !u.available_version;
     if (!u.supported) {
-      updMsg.textContent = u.reason;
+      updMsg.textContent = u.reason ?? '';
       updMsg.className = '';
     }
   }
@@ -74,7 +74,7 @@ export function updatesSection(s) {
   return {
     node: h('section', { id: 'updates' }, updSource.firstChild, updState,
       h('p', {}, checkBtn, ' ', installBtn), updMsg),
-    onEvent: (name) => {
+    onEvent: (/** @type {import('./types').EventName} */ name) => {
       if (name === 'update_progress') void refreshUpdate();
     },
   };
