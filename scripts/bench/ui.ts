@@ -12,10 +12,10 @@
 //    work (JSON parse, sort, uPlot).
 // --cpu-throttle X slows Chromium's main thread X times (DevTools emulation: 4 is a mid phone).
 // Chromium is launched with the test's flags: nothing leaves the machine.
-import { existsSync } from 'node:fs';
 import https from 'node:https';
 import { startAgent } from '../../test/helpers/agent.js';
 import { DAY, HOUR, MINUTE, bucketStart, device, metrics, ndjson, type MetricsLine } from '../../test/helpers/seed.js';
+import { chromiumMissing, launchChromium } from '../../test/helpers/chromium.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number): number => {
@@ -25,7 +25,6 @@ const opt = (name: string, dflt: number): number => {
 const RUNS = opt('runs', 7);
 const DEVICES = opt('devices', 25);
 const THROTTLE = opt('cpu-throttle', 1);
-const CHROMIUM = '/usr/bin/chromium';
 const SERIAL = 'BENCH-2Y';
 
 function history(now: number): MetricsLine[] {
@@ -58,7 +57,7 @@ const fmt = (xs: number[]) => `median ${median(xs).toFixed(0)} ms (min ${Math.mi
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
 async function main(): Promise<void> {
-  if (!existsSync(CHROMIUM)) throw new Error(`no ${CHROMIUM}`);
+  if (chromiumMissing) throw new Error(chromiumMissing);
   const now = Date.now();
   const rows = history(now);
   const lines: object[] = [device(SERIAL, { ip: '127.0.1.90', is_saved: true, manufacturer: 'Kyocera', model: 'TASKalfa 2554ci' }), ...rows];
@@ -92,11 +91,7 @@ async function main(): Promise<void> {
     console.log(`weight: page (HTML + CSS) ${kib(pagePlain.bytes)}, gzip ${kib(page.bytes)}; ${modules.length} modules ${kib(jsPlain.bytes)}, gzip ${kib(js.bytes)} (uPlot ${kib(uplot.plain)}, gzip ${kib(uplot.gzip)}); total gzip ${kib(page.bytes + js.bytes)}; a second visit: ${again.status} for each module, ${again.bytes} bytes`);
 
     // 2 and 3 in Chromium.
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    const browser = await launchChromium();
     const firstRender: number[] = [];
     const scriptReady: number[] = [];
     const fullRender: number[] = [];

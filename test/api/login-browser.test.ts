@@ -3,13 +3,13 @@
 // agent's message, the right one makes the account and lands on the UI; sign out, sign in again.
 // allow_local_admin is off, so the browser on loopback is just another client.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startAgent, type Agent } from '../helpers/agent.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)`;
+const skip = chromiumMissing;
 if (skip) console.log(`# browser sign-in test skipped: ${skip}`);
 
 let agent: Agent;
@@ -18,14 +18,7 @@ let browser: import('playwright-core').Browser;
 before(async () => {
   if (skip) return;
   agent = await startAgent({ authMode: 'password', allowLocalAdmin: false });
-  const { chromium } = await import('playwright-core');
-  // The flags keep Chromium from reaching out to the network (this machine has none to reach);
-  // playwright gives it a fresh empty profile.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

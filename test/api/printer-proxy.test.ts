@@ -5,7 +5,7 @@
 // site network without a credential. Nothing leaves 127.0.0.0/8 or the test's own namespaces.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,8 +18,8 @@ import { createLan, lanRequests, lanUnavailable, startAgentInBox, type BoxAgent,
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../helpers/printmaster.js';
 import { connectedAgentId, serverKnowsDevice } from '../helpers/pm-agent.js';
 import { device, ndjson } from '../helpers/seed.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
 const skipIpp = ippPrinterUnavailable();
 if (skipIpp) console.log(`# printer proxy tests against ippeveprinter skipped: ${skipIpp}`);
 
@@ -246,13 +246,8 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     assert.deepEqual(c.headers['set-cookie'], ['sid=abc; Path=/proxy/ECHO-1/; HttpOnly; Secure', 'lang=en; Path=/proxy/ECHO-1/settings; Secure'], 'no Domain; a cookie named like the box\'s session is dropped');
   });
 
-  test('in a browser, the printer\'s scripts cannot use the box\'s API (the page has an opaque origin)', { skip: existsSync(CHROMIUM) ? false : `no ${CHROMIUM}` }, async () => {
-    const { chromium } = await import('playwright-core');
-    // The flags keep Chromium from reaching out to the network (as in login-browser.test.ts).
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+  test('in a browser, the printer\'s scripts cannot use the box\'s API (the page has an opaque origin)', { skip: chromiumMissing }, async () => {
+    const browser = await launchChromium();
     try {
       const before = (await agent.get('/settings')).body;
       const page = await browser.newPage({ ignoreHTTPSErrors: true });

@@ -16,6 +16,7 @@ import { openEventStream } from '../helpers/events.js';
 import { cannotMount, fill, mountCard, unfill, unmountCards } from '../helpers/card.js';
 import { DAY, HOUR, dayStart, device, metrics, ndjson } from '../helpers/seed.js';
 import { RESERVE_BYTES } from '../../src/store/reserve-file.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
 const skip = cannotMount;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -218,17 +219,12 @@ test('a write while another process holds the database (the CLI import) gets 503
   }
 });
 
-const CHROMIUM = '/usr/bin/chromium';
-const noBrowser = existsSync(CHROMIUM) ? false : `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)`;
+const noBrowser = chromiumMissing;
 
 test('the UI shows a banner while the card does not take writes, and takes it down when it does (real Chromium)', { skip: cannotMount || noBrowser }, async () => {
   const mount = mountCard(24);
   const agent = await startAgent({ dataDir: join(mount, 'data'), extraTopLevelToml: 'storage.reserve_mb = 4' });
-  const { chromium } = await import('playwright-core');
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ ignoreHTTPSErrors: true });
     await page.goto(`https://127.0.0.1:${agent.httpsPort}/`);

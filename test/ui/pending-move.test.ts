@@ -3,16 +3,16 @@
 // v1/v2c cannot prove is said, and a person's Confirm moves the record / accepts the counter.
 // The record is seeded as discovery leaves it (discovery itself: test/snmp/spoofed-printer.test.ts).
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { repoRoot, startAgent, expectJson, type Agent } from '../helpers/agent.js';
 import { HOUR, device, metrics, ndjson } from '../helpers/seed.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) ? `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)` : false;
+const skip = chromiumMissing;
 if (skip) console.log(`# pending-move UI test skipped: ${skip}`);
 
 const SERIAL = 'SPOOF-UI-0001';
@@ -47,11 +47,7 @@ before(async () => {
       metrics(SERIAL, 'raw', now - HOUR, { page_count: 120000, mono_pages: 120000 }),
     ]),
   });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ ignoreHTTPSErrors: true, viewport: { width: 1280, height: 860 } });
   page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) pageErrors.push(m.text()); });
   page.on('pageerror', (e) => pageErrors.push(`page error: ${e.message}`));

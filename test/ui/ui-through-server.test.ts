@@ -8,15 +8,14 @@
 // through, the page says that live updates are unavailable (the server's generic proxy does not
 // stream) and refreshes instead, and the console shows no error.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { startAgent, stopAll, type Agent } from '../helpers/agent.js';
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../helpers/printmaster.js';
 import { HOUR, device, metrics, ndjson } from '../helpers/seed.js';
 import { until } from '../helpers/pm-checks.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) ? `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)` : printmasterUnavailable() ?? false;
+const skip = chromiumMissing || (printmasterUnavailable() ?? false);
 if (skip) console.log(`# web UI through the central server skipped: ${skip}`);
 
 const SAVED = 'PMUI-0001';
@@ -48,12 +47,7 @@ before(async () => {
     const list: { agent_id: string; connection_type?: string }[] = Array.isArray(r.json) ? r.json : (r.json?.agents ?? []);
     return list.find((a) => a.connection_type === 'ws')?.agent_id;
   }, 60_000);
-  const { chromium } = await import('playwright-core');
-  // The flags keep Chromium from reaching out to the network; playwright gives it a fresh empty profile.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

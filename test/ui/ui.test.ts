@@ -14,9 +14,9 @@ import { after, before, test } from 'node:test';
 import { importNdjson, repoRoot, runCli, startAgent, expectJson, type Agent } from '../helpers/agent.js';
 import { DAY, HOUR, bucketStart, device, metrics, ndjson, type MetricsLine } from '../helpers/seed.js';
 import { fixturePath, startSnmpSim, ensureSnmpsim, type SnmpSim } from '../helpers/snmpsim.js';
+import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = !existsSync(CHROMIUM) ? `no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)` : ensureSnmpsim() ?? false;
+const skip = chromiumMissing || (ensureSnmpsim() ?? false);
 if (skip) console.log(`# web UI tests skipped: ${skip}`);
 
 const SIM_ADDRESS = '127.0.1.1';
@@ -80,12 +80,7 @@ before(async () => {
   });
   // What the simulator needs (its UDP port, a short timeout); no range is enabled yet.
   expectJson(await post('/settings', { discovery: { allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800 }, snmp: { port: sim.port, communities: ['public'] } }));
-  const { chromium } = await import('playwright-core');
-  // The flags keep Chromium from reaching out to the network; playwright gives it a fresh empty profile.
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   base = `https://127.0.0.1:${agent.httpsPort}`;
   desktop = await browser.newPage({ ignoreHTTPSErrors: true, viewport: DESKTOP });
   phone = await browser.newPage({ ignoreHTTPSErrors: true, viewport: PHONE, isMobile: true, hasTouch: true, deviceScaleFactor: 2 });
