@@ -13,6 +13,10 @@ import { readHost, scan, type ScanProgress } from '../../src/snmp/scan.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, writeMovedCounters, type SnmpSim } from '../helpers/snmpsim.js';
 
 const LOOPBACK = ['127.0.0.0/8'];
+// How long a test gives the simulator to answer, where an answer is expected: generous, so that a
+// machine under load (CI beside the image builds, or two CPU hogs) still answers in time. A test of
+// silence or of a slow printer uses it too, and so waits that long for what does not come.
+const ANSWER_MS = 3000;
 const PUBLIC: SnmpCredential = { version: 'v2c', community: 'public' };
 const SERIAL = '1.3.6.1.2.1.43.5.1.1.17.1';
 const LIFE_COUNT = '1.3.6.1.2.1.43.10.2.1.4.1.1';
@@ -124,7 +128,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
     const host = await readHost(PRINTERS[4], {
       credentials: [{ version: 'v1', community: 'public' }],
       port: sim.port,
-      timeoutMs: 800,
+      timeoutMs: ANSWER_MS,
       allowedRanges: LOOPBACK,
     });
     assert.ok(host);
@@ -134,7 +138,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
     const sparse = await readHost(PRINTERS[19], {
       credentials: [{ version: 'v1', community: 'public' }],
       port: sim.port,
-      timeoutMs: 800,
+      timeoutMs: ANSWER_MS,
       allowedRanges: LOOPBACK,
     });
     assert.ok(sparse);
@@ -160,7 +164,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
       targets: [V3_HOST],
       credentials: [PUBLIC, v3],
       port: sim.port,
-      timeoutMs: 1000,
+      timeoutMs: ANSWER_MS,
       allowedRanges: LOOPBACK,
       openSession: (cred, o) => {
         const s = openSession(cred, o);
@@ -185,7 +189,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
       targets: [V3_HOST],
       credentials: [{ ...v3, authKey: 'not-the-key' }],
       port: sim.port,
-      timeoutMs: 1000,
+      timeoutMs: ANSWER_MS,
       allowedRanges: LOOPBACK,
       onProbeError: (address, i, e) => probeErrors.push(`${address} ${i} ${e.kind}: ${e.message}`),
     });
@@ -213,7 +217,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
     }
     if (!desInProcess) {
       // Without the legacy provider the client reports DES as unsupported, clearly.
-      const s = openSession(cred, { host: V3_HOST, port: sim.port, timeoutMs: 1000, allowedRanges: LOOPBACK });
+      const s = openSession(cred, { host: V3_HOST, port: sim.port, timeoutMs: ANSWER_MS, allowedRanges: LOOPBACK });
       try {
         await assert.rejects(s.get([SERIAL]), (e: unknown) => e instanceof SnmpError && e.kind === 'unsupported');
       } finally {
@@ -223,7 +227,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
     const clientUrl = new URL('../../src/snmp/client.js', import.meta.url).href;
     const script = `
       import { openSession } from ${JSON.stringify(clientUrl)};
-      const s = openSession(${JSON.stringify(cred)}, { host: ${JSON.stringify(V3_HOST)}, port: ${sim.port}, timeoutMs: 2000, allowedRanges: ['127.0.0.0/8'] });
+      const s = openSession(${JSON.stringify(cred)}, { host: ${JSON.stringify(V3_HOST)}, port: ${sim.port}, timeoutMs: ${ANSWER_MS}, allowedRanges: ['127.0.0.0/8'] });
       try { const v = await s.get([${JSON.stringify(SERIAL)}]); console.log(JSON.stringify(v.get(${JSON.stringify(SERIAL)}))); }
       catch (e) { console.log('ERROR ' + e.message); }
       finally { s.close(); }`;
@@ -234,7 +238,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
   it('a printer that answers the probe and then goes slow never stalls the scan', async () => {
     // A relay in front of a simulated printer: passes the first reply, then delays every reply past
     // the client's timeout (late replies are dropped by the client).
-    const timeoutMs = 400;
+    const timeoutMs = ANSWER_MS;
     const front = dgram.createSocket('udp4');
     const back = dgram.createSocket('udp4');
     let replies = 0;
@@ -288,7 +292,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
       targets: [PRINTERS[0]],
       credentials: [{ version: 'v2c', community: 'not-public' }],
       port: sim.port,
-      timeoutMs: 500,
+      timeoutMs: ANSWER_MS,
       allowedRanges: LOOPBACK,
     });
     assert.equal(wrong.hosts.length, 0);
@@ -298,7 +302,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
       targets: [PRINTERS[0]],
       credentials: [{ version: 'v2c', community: 'not-public' }, PUBLIC],
       port: sim.port,
-      timeoutMs: 500,
+      timeoutMs: ANSWER_MS,
       allowedRanges: LOOPBACK,
     });
     assert.equal(second.hosts.length, 1);
@@ -306,7 +310,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
   });
 
   it('counters that moved between two polls are read anew', async () => {
-    const opts = { credentials: [PUBLIC], port: sim.port, timeoutMs: 800, allowedRanges: LOOPBACK };
+    const opts = { credentials: [PUBLIC], port: sim.port, timeoutMs: ANSWER_MS, allowedRanges: LOOPBACK };
     const first = await readHost(MOVING, opts);
     assert.deepEqual(first?.values.get(LIFE_COUNT), { type: 'counter', value: 7432 });
     const moved = join(tmp, 'kyocera_p2040-moved.snmprec');
@@ -336,7 +340,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
         targets: ['127.77.4.1', PRINTERS[1]],
         credentials: [PUBLIC, { version: 'v1', community: 'public' }],
         port: sim.port,
-        timeoutMs: 600,
+        timeoutMs: ANSWER_MS,
         allowedRanges: LOOPBACK,
       });
       assert.ok(received >= 2, 'the junk host was probed');
@@ -360,7 +364,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
         targets: ['127.77.5.1', PRINTERS[0], 'not-an-ip'],
         credentials: [PUBLIC],
         port: sim.port,
-        timeoutMs: 500,
+        timeoutMs: ANSWER_MS,
         allowedRanges: ['127.77.1.0/24'],
       });
       assert.deepEqual(result.skipped, ['127.77.5.1', 'not-an-ip']);
