@@ -10,7 +10,7 @@
 #      and made the primary with 3 tries, as RAUC's U-Boot backend does: U-Boot boots B, which
 #      serves the new version and is marked good.
 #   3. slot B damaged: U-Boot spends its 3 tries, goes back to slot A, which serves again.
-# Run by scripts/test.sh (npm test) once the card is built, beside the amd64 boot test.   Usage: scripts/image/smoke-arm64.sh [timeout-s]
+# Run by scripts/test.sh (npm test) after the amd64 boot test.   Usage: scripts/image/smoke-arm64.sh [timeout-s]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$repo/build/arm64
