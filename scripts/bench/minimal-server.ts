@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
 import { openDatabase } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
+import { COLUMNS } from '../../src/store/device-rows.js';
 import { snapshotJson } from '../../src/api/views.js';
 import { versionInfo } from '../../src/version.js';
 import { lttb } from '../../src/api/lttb.js';
@@ -21,7 +22,8 @@ const db = openDatabase(dbPath, { readonly: true });
 const metrics = new MetricsStore(db);
 
 type DeviceRow = Record<string, string | number | null>;
-const savedRows = db.prepare(`SELECT d.*, max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen
+// The record's columns (store/device-rows.ts COLUMNS): the stored list pieces beside them are the agent's own way.
+const savedRows = db.prepare(`SELECT ${COLUMNS.map((c) => `d.${c}`).join(', ')}, max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen
   FROM devices d LEFT JOIN device_latest l ON l.serial = d.serial WHERE d.is_saved = 1 ORDER BY d.serial`);
 const savedEntry = (r: DeviceRow) => {
   const info = {

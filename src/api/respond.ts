@@ -15,9 +15,8 @@ export function sendJson(res: ServerResponse, status: number, value: unknown): v
   sendJsonBody(res, status, JSON.stringify(value) + '\n');
 }
 
-/** A JSON array of `items`, each turned into JSON text by `itemJson` (see jsonArrayChunks). */
-export function sendJsonArray<T>(res: ServerResponse, status: number, items: Iterable<T>, itemJson: (item: T) => string): void {
-  const chunks = jsonArrayChunks(items, itemJson);
+/** A JSON body already made as UTF-8 chunks (BodyChunks), written corked with its Content-Length. */
+export function sendJsonChunks(res: ServerResponse, status: number, chunks: Buffer[]): void {
   res.statusCode = status;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('X-Content-Type-Options', 'nosniff');
@@ -35,32 +34,6 @@ export function sendJsonBody(res: ServerResponse, status: number, body: string):
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
-}
-
-/**
- * A JSON array and its newline, as UTF-8 chunks of about `chunkChars` characters, made item by
- * item as `items` yields them: no array of items is held while a large list is made, so what each
- * item costs is garbage before the next, in V8's young generation (1 MiB under the unit's flags),
- * and the text made so far is turned into bytes (held outside V8's heap) every `chunkChars`. One
- * string of the whole list (6.3 MiB for 2,000 printers) was copied by the young generation's
- * collections as it grew and flattened again to be written: at 2,000 printers it cost more than
- * reading and making the entries (docs/performance.md, a large site). Chunks are cut between
- * items only, so no character is split.
- */
-export function jsonArrayChunks<T>(items: Iterable<T>, itemJson: (item: T) => string, chunkChars = 16 * 1024): Buffer[] {
-  const chunks: Buffer[] = [];
-  let text = '[';
-  let first = true;
-  for (const item of items) {
-    text += (first ? '' : ',') + itemJson(item);
-    first = false;
-    if (text.length >= chunkChars) {
-      chunks.push(Buffer.from(text));
-      text = '';
-    }
-  }
-  chunks.push(Buffer.from(text + ']\n'));
-  return chunks;
 }
 
 /** The storage error's own message, for the contract's "<prefix>: <storage error>" bodies. */

@@ -1,3 +1,3 @@
 // The contract's resource shapes, for the route modules: defined in model/views.ts, which the store
 // (NDJSON backup) and the server link use too.
-export { deviceJson, printerInfoOf, SAVED_ENTRY_SOURCE, savedEntryText, snapshotJson } from '../model/views.js';
+export { deviceJson, printerInfoOf, snapshotJson } from '../model/views.js';

@@ -16,22 +16,23 @@ type InfoSource = Pick<Device, 'printer_info' | 'ip' | 'serial' | 'last_seen' | 
 
 /** The device's stored PrinterInfo with the record's own identity and person-set fields on top. */
 export function printerInfoOf(d: InfoSource, latest?: Snapshot): Record<string, unknown> {
-  const info: Record<string, unknown> = {
-    learned_oids: {},
-    ...(d.printer_info ?? {}),
-    ip: d.ip,
-    serial: d.serial,
-    last_seen: formatTime(d.last_seen),
-  };
-  for (const k of INFO_IDENTITY) {
-    if (d[k]) info[k] = d[k];
-  }
+  const info = infoSource(d);
+  info.last_seen = formatTime(d.last_seen);
   if (latest) {
     if (latest.page_count !== undefined) info.page_count = latest.page_count;
     const levels = integerLevels(latest.toner_levels);
     if (levels) info.toner_levels = levels;
   }
   return serialize(PRINTER_INFO_FIELDS, info);
+}
+
+/** What a PrinterInfo is made from: the stored one, with the record's identity on top (all but last_seen). */
+function infoSource(d: Omit<InfoSource, 'last_seen'>): Record<string, unknown> {
+  const info: Record<string, unknown> = { learned_oids: {}, ...(d.printer_info ?? {}), ip: d.ip, serial: d.serial };
+  for (const k of INFO_IDENTITY) {
+    if (d[k]) info[k] = d[k];
+  }
+  return info;
 }
 
 // PrinterInfo.toner_levels is an integer map; snapshot levels may be anything JSON.
@@ -53,17 +54,54 @@ type EntryRecordField = 'asset_number' | 'location' | 'web_ui_url' | 'device_typ
 
 type EntrySource = InfoSource & Pick<Device, EntryRecordField>;
 
-/** The record fields a saved entry is made of (DeviceStore.eachSaved reads only these). */
-export const SAVED_ENTRY_SOURCE: readonly (keyof EntrySource)[] = [
-  ...new Set<keyof EntrySource>(['printer_info', 'ip', 'serial', 'last_seen', ...INFO_IDENTITY, ...ENTRY_RECORD_FIELDS.map((f) => f.name as EntryRecordField)]),
-];
+/**
+ * A saved entry's text in the pieces that do not change with the device's last_seen, which a
+ * poll notes beside the record (device_latest) rather than in it:
+ *   {"serial":S,"path":P,"printer_info":HEAD"LAST_SEEN"TAIL,"info":HEADLAST_SEEN"TAIL RECORD}
+ * The store keeps them with the record (store/device-rows.ts), so /devices/list writes each
+ * entry's bytes as they are instead of parsing and writing again every stored PrinterInfo
+ * (docs/performance.md, a large site). savedEntryText is made from the same pieces, so the two
+ * cannot differ. The PrinterInfo is cut at last_seen by serializing the fields before and after
+ * it, in their order (both are never empty: ip and learned_oids are required).
+ */
+export interface SavedEntryParts {
+  /** The PrinterInfo up to its last_seen's value: `{"ip":...,"last_seen":`. */
+  head: string;
+  /** The PrinterInfo after it: `,...}`. */
+  tail: string;
+  /** The record's fields, each with its leading comma, and the entry's closing brace. */
+  record: string;
+}
+
+const SEEN_AT = PRINTER_INFO_FIELDS.findIndex((f) => f.name === 'last_seen');
+const INFO_BEFORE_SEEN = PRINTER_INFO_FIELDS.slice(0, SEEN_AT);
+const INFO_AFTER_SEEN = PRINTER_INFO_FIELDS.slice(SEEN_AT + 1);
+const inner = (text: string) => text.slice(1, -1);
+
+export function savedEntryParts(d: Omit<EntrySource, 'last_seen'>): SavedEntryParts {
+  const info = infoSource(d);
+  const before = inner(JSON.stringify(serialize(INFO_BEFORE_SEEN, info)));
+  const after = inner(JSON.stringify(serialize(INFO_AFTER_SEEN, info)));
+  const record = inner(JSON.stringify(serialize(ENTRY_RECORD_FIELDS, d as unknown as Record<string, unknown>)));
+  return {
+    head: `{${before}${before ? ',' : ''}"last_seen":`,
+    tail: `${after ? ',' : ''}${after}}`,
+    record: `${record ? ',' : ''}${record}}`,
+  };
+}
+
+/** The entry's text before its PrinterInfo: `{"serial":S,"path":P,"printer_info":`. */
+export const savedEntryOpening = (serial: string): string =>
+  `{"serial":${JSON.stringify(serial)},"path":${JSON.stringify(`${serial}.json`)},"printer_info":`;
+
+/** Between the two PrinterInfos. */
+export const SAVED_ENTRY_INFO = ',"info":';
 
 /** The JSON text of one saved entry (contract 2.1). */
 export function savedEntryText(d: EntrySource): string {
-  const info = JSON.stringify(printerInfoOf(d));
-  const record = JSON.stringify(serialize(ENTRY_RECORD_FIELDS, d as unknown as Record<string, unknown>));
-  const head = `{"serial":${JSON.stringify(d.serial)},"path":${JSON.stringify(`${d.serial}.json`)},"printer_info":${info},"info":${info}`;
-  return record === '{}' ? `${head}}` : `${head},${record.slice(1)}`;
+  const { head, tail, record } = savedEntryParts(d);
+  const info = head + JSON.stringify(formatTime(d.last_seen)) + tail;
+  return savedEntryOpening(d.serial) + info + SAVED_ENTRY_INFO + info + record;
 }
 
 /** `extra` (the other declared counters) is not a field: it stays in the store, for export. */

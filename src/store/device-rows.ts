@@ -3,6 +3,9 @@
 // arrays and objects are JSON text, booleans 0/1, times epoch ms; the others are stored as they are.
 import { DEVICE_RECORD, columnOf, type DeviceField } from '../model/device-fields.js';
 import type { Device } from '../model/device.js';
+import { savedEntryParts } from '../model/views.js';
+import { versionInfo } from '../version.js';
+import { createHash } from 'node:crypto';
 
 type Row = Record<string, unknown>;
 
@@ -11,9 +14,26 @@ const FIELDS: readonly DeviceField[] = DEVICE_RECORD;
 /** The devices table's columns, in the record's order. */
 export const COLUMNS: readonly string[] = FIELDS.map(columnOf);
 
+/**
+ * Beside the record, not part of it (migration 14): its /devices/list entry's pieces (model/views.ts
+ * savedEntryParts) as one run of bytes, head, tail and record (one value reads at half the cost of
+ * three), the head's and the tail's lengths, and which build made them. Made whenever the record is written.
+ * Derived data, so never backed up: a build that makes entries differently must not use another's,
+ * and a row whose pieces another build made is listed from its record instead (DeviceStore.eachSavedEntry).
+ */
+export const LIST_COLUMNS = ['list_entry', 'list_head_bytes', 'list_tail_bytes', 'list_made_by'] as const;
+
+/** The build that makes entries here: a number from its version, commit and build time. */
+export const LIST_MADE_BY: number = (() => {
+  const v = versionInfo();
+  return createHash('sha256').update(`${v.version} ${v.git_commit} ${v.build_time}`).digest().readUIntBE(0, 6);
+})();
+
+const WRITTEN = [...COLUMNS, ...LIST_COLUMNS];
+
 /** INSERT of a whole record (named parameters, one per column) that replaces a stored one. */
-export const UPSERT_SQL = `INSERT INTO devices (${COLUMNS.join(', ')}) VALUES (${COLUMNS.map((c) => '@' + c).join(', ')})
-       ON CONFLICT (serial) DO UPDATE SET ${COLUMNS.filter((c) => c !== 'serial').map((c) => `${c} = excluded.${c}`).join(', ')}`;
+export const UPSERT_SQL = `INSERT INTO devices (${WRITTEN.join(', ')}) VALUES (${WRITTEN.map((c) => '@' + c).join(', ')})
+       ON CONFLICT (serial) DO UPDATE SET ${WRITTEN.filter((c) => c !== 'serial').map((c) => `${c} = excluded.${c}`).join(', ')}`;
 
 // Reader and writer are compiled from the table once, with each name written out, as
 // model/serialize.ts does for JSON: a property read and write at a fixed name, which V8 caches,
@@ -55,5 +75,21 @@ export const fromRow: (row: Row) => Device = compile('row', [
   'const d = { last_seen: row.seen ?? row.last_seen };', 'let v;', ...others.map(readLine), 'return d;',
 ]);
 
-/** The devices row of a record: every column, NULL where the record has no value. */
-export const toRow: (d: Device) => Row = compile('d', ['const row = {};', 'let v;', ...FIELDS.map(writeLine), 'return row;']);
+const recordRow: (d: Device) => Row = compile('d', ['const row = {};', 'let v;', ...FIELDS.map(writeLine), 'return row;']);
+
+/** The devices row of a record: every column, NULL where the record has no value, and its list entry's pieces. */
+export function toRow(d: Device): Row {
+  const row = recordRow(d);
+  let parts;
+  try {
+    parts = savedEntryParts(d);
+  } catch {
+    // A record the entry cannot be made from (none is known) is still stored, and listed from itself.
+    parts = undefined;
+  }
+  row.list_entry = parts ? Buffer.from(parts.head + parts.tail + parts.record) : null;
+  row.list_head_bytes = parts ? Buffer.byteLength(parts.head) : null;
+  row.list_tail_bytes = parts ? Buffer.byteLength(parts.tail) : null;
+  row.list_made_by = parts ? LIST_MADE_BY : null;
+  return row;
+}

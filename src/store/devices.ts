@@ -2,7 +2,7 @@
 import type { DB } from './db.js';
 import { withPersonsChoices, type Device, type Snapshot } from '../model/device.js';
 import { MetricsStore, type MetricsStoreOptions } from './metrics.js';
-import { COLUMNS, UPSERT_SQL, fromRow, toRow } from './device-rows.js';
+import { COLUMNS, LIST_MADE_BY, UPSERT_SQL, fromRow, toRow } from './device-rows.js';
 import { DEVICE_RECORD, columnOf, type DeviceField } from '../model/device-fields.js';
 import type { Statement } from 'better-sqlite3';
 
@@ -12,8 +12,17 @@ type Row = Record<string, unknown>;
 // a poll notes the time there instead of rewriting the whole record (flash wear, migration 3).
 const SEEN = 'max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen';
 const FROM_DEVICES = 'FROM devices d LEFT JOIN device_latest l ON l.serial = d.serial';
-const SELECT_DEVICES = `SELECT d.*, ${SEEN} ${FROM_DEVICES}`;
+// The record's columns by name: not d.*, which would read each row's list entry too (LIST_COLUMNS).
+const SELECT_DEVICES = `SELECT ${COLUMNS.map((c) => `d.${c}`).join(', ')}, ${SEEN} ${FROM_DEVICES}`;
 const DEVICE_FIELD = Object.fromEntries(DEVICE_RECORD.map((f) => [f.name, f])) as Record<keyof Device, DeviceField>;
+
+/**
+ * A saved device's /devices/list entry: its stored pieces (model/views.ts savedEntryParts) and its
+ * last_seen, or, where the pieces are missing or another build made them, its record.
+ */
+export type SavedEntryRow =
+  | { serial: string; seen: number; entry: Buffer; head_bytes: number; tail_bytes: number; device?: undefined }
+  | { device: Device };
 
 /** A device record read from the printer, and the raw snapshot taken with it. */
 export interface Reading {
@@ -48,6 +57,7 @@ export class DeviceStore {
   private readonly upsertStmt;
   private readonly refreshStmt;
   private readonly savedStmt;
+  private readonly savedEntriesStmt;
   private readonly savedProjections = new Map<string, Statement>();
   private readonly metrics: MetricsStore;
   /** `opts` go to the store its readings' snapshots are written through. */
@@ -62,6 +72,10 @@ export class DeviceStore {
          OR excluded.last_seen - devices.last_seen >= ${RECORD_REFRESH_MS}`,
     );
     this.savedStmt = db.prepare(`${SELECT_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`);
+    this.savedEntriesStmt = db.prepare(
+      `SELECT d.serial, d.list_entry AS entry, d.list_head_bytes AS head_bytes, d.list_tail_bytes AS tail_bytes, d.list_made_by AS made_by, ${SEEN}
+       ${FROM_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`,
+    );
   }
 
   get(serial: string): Device | undefined {
@@ -119,6 +133,20 @@ export class DeviceStore {
       this.savedProjections.set(key, stmt);
     }
     for (const row of stmt.iterate() as IterableIterator<Row>) yield fromRow(row) as Pick<Device, F | 'last_seen'>;
+  }
+
+  /**
+   * The saved devices' /devices/list entries, in serial order, one row at a time: bytes as stored
+   * (held outside V8's heap), so a list of 2,000 costs little more than reading them.
+   */
+  *eachSavedEntry(): Generator<SavedEntryRow> {
+    for (const row of this.savedEntriesStmt.iterate() as IterableIterator<Row>) {
+      if (row.made_by === LIST_MADE_BY && row.entry) yield row as unknown as SavedEntryRow;
+      else {
+        const device = this.get(row.serial as string);
+        if (device) yield { device };
+      }
+    }
   }
 
   listDiscovered(f: DiscoveredFilter): Device[] {

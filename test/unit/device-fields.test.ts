@@ -9,11 +9,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/store/db.js';
 import { DeviceStore } from '../../src/store/devices.js';
-import { COLUMNS } from '../../src/store/device-rows.js';
+import { COLUMNS, LIST_COLUMNS } from '../../src/store/device-rows.js';
 import { DEVICE_BACKUP_FIELDS, DEVICE_FIELDS, DEVICE_RECORD, columnOf, type DeviceField } from '../../src/model/device-fields.js';
 import type { Device } from '../../src/model/device.js';
 import { SAVED_ENTRY_FIELDS, serialize } from '../../src/model/serialize.js';
-import { printerInfoOf, SAVED_ENTRY_SOURCE, savedEntryText } from '../../src/model/views.js';
+import { printerInfoOf } from '../../src/model/views.js';
+import { savedListBody } from '../../src/api/saved-list.js';
 
 const RECORD: readonly DeviceField[] = DEVICE_RECORD;
 
@@ -37,6 +38,8 @@ test('the field table names every column of the devices table the migrations bui
   withStore((_store, db) => {
     const schema = db.prepare('SELECT name, type FROM pragma_table_info(?)').all('devices') as { name: string; type: string }[];
     const fromTable = RECORD.map((f) => ({ name: columnOf(f), type: COLUMN_TYPE[f.kind] }));
+    // Beside the record: its list entry's pieces and the build that made them (device-rows.ts).
+    fromTable.push(...LIST_COLUMNS.map((name) => ({ name, type: name === 'list_entry' ? 'BLOB' : 'INTEGER' })));
     const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
     assert.deepEqual([...fromTable].sort(byName), [...schema].sort(byName));
     // Booleans are NOT NULL DEFAULT 0 (the row reader relies on it: it leaves one out only when the
@@ -94,21 +97,33 @@ test('eachSaved reads only the fields asked for (and last_seen), of saved device
   });
 });
 
-test('a saved entry is made as text from the fields it names: the contract entry (2.1) of the whole record', () => {
-  withStore((store) => {
+test('/devices/list is the contract entry (2.1) of each whole saved record, from its stored pieces or, where they are stale, from the record', () => {
+  withStore((store, db) => {
     const bare: Device = {
       serial: 'B-1', ip: '10.0.0.2', last_seen: 5, created_at: 5, first_seen: 5, device_type: 'network', source_type: 'import',
       is_usb: false, is_default: false, is_shared: false, usb_webui_available: false, is_saved: true, visible: true,
     };
+    const other = { ...FULL, serial: 'F-3', location: 'Büro ☃ "3"', printer_info: { ...FULL.printer_info, last_seen: 'stored, not current' } };
     store.put(FULL);
     store.put(bare);
+    store.put(other);
+    store.put({ ...FULL, serial: 'F-0', is_saved: false });
     // The entry as the generic serializer makes it from the full record.
     const entry = (d: Device) => {
       const info = printerInfoOf(d);
       return serialize(SAVED_ENTRY_FIELDS, { ...d, path: `${d.serial}.json`, printer_info: info, info });
     };
-    const texts = [...store.eachSaved(SAVED_ENTRY_SOURCE)].map(savedEntryText);
-    assert.deepEqual(texts, store.listSaved().map((d) => JSON.stringify(entry(d))));
-    assert.equal(texts.length, 2);
+    const listed = () => Buffer.concat(savedListBody(store)).toString('utf8');
+    const expected = () => JSON.stringify(store.listSaved().map(entry)) + '\n';
+    assert.equal(listed(), expected());
+    assert.equal((JSON.parse(listed()) as unknown[]).length, 3);
+    // A newer reading moves last_seen (device_latest), not the stored pieces: the list has it.
+    db.prepare('INSERT INTO device_latest (serial, ts, raw_id) VALUES (?, ?, 0)').run('B-1', 86_400_000);
+    assert.match(listed(), /"last_seen":"1970-01-02T00:00:00Z"/);
+    assert.equal(listed(), expected());
+    // Pieces another build made, or none (rows from before migration 14): the record is listed.
+    db.prepare("UPDATE devices SET list_made_by = list_made_by + 1, list_entry = CAST('{\"x\":' AS BLOB) WHERE serial = 'F-1'").run();
+    db.prepare("UPDATE devices SET list_entry = NULL, list_head_bytes = NULL, list_tail_bytes = NULL, list_made_by = NULL WHERE serial = 'F-3'").run();
+    assert.equal(listed(), expected());
   });
 });

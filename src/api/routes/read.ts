@@ -2,10 +2,11 @@
 // applies the method guard, then parameter validation, then the lookup (contract section 7).
 import type { App, Request, Response } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendJsonArray, sendText } from '../respond.js';
+import { errorText, sendJson, sendJsonChunks, sendText } from '../respond.js';
+import { savedListBody } from '../saved-list.js';
 import { parseInteger, queryOf } from '../query.js';
 import { lttb } from '../lttb.js';
-import { deviceJson, printerInfoOf, SAVED_ENTRY_SOURCE, savedEntryText, snapshotJson } from '../views.js';
+import { deviceJson, printerInfoOf, snapshotJson } from '../views.js';
 import { BOUNDS_FIELDS, serialize } from '../../model/serialize.js';
 import { parseTime } from '../../model/time.js';
 import { versionInfo } from '../../version.js';
@@ -40,7 +41,7 @@ export function register(app: App, ctx: AgentContext): void {
   // No method guard: the contract specifies none for the two listings.
   app.all('/devices/list', (_req, res) => {
     try {
-      sendJsonArray(res, 200, devices.eachSaved(SAVED_ENTRY_SOURCE), savedEntryText);
+      sendJsonChunks(res, 200, savedListBody(devices));
     } catch (err) {
       sendText(res, 500, `failed to list devices: ${errorText(err)}`);
     }
