@@ -120,9 +120,8 @@ export class DeviceStore {
 
   /**
    * The saved devices, in serial order, with only `fields` (and last_seen) read, one row at a
-   * time: for a caller that turns each into something else. /devices/list reads 500 records this
-   * way, and what it builds from each is garbage before the next is read, so it stays in V8's
-   * young generation (1 MiB under the unit's flags) and is not copied out of it (docs/performance.md).
+   * time: for a caller that needs a few fields of every saved device (the alert service, their
+   * serials), so that what it builds from each is garbage before the next is read.
    */
   *eachSaved<F extends keyof Device>(fields: readonly F[]): Generator<Pick<Device, F | 'last_seen'>> {
     const key = fields.join(',');
