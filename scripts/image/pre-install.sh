@@ -26,3 +26,20 @@ HOOK
   chmod 0755 "$root/etc/initramfs-tools/hooks/printbox-modules"
   printf '%s\n' $PRINTBOX_INITRAMFS_MODULES > "$root/etc/initramfs-tools/printbox-modules.list"
 fi
+
+# Issue 34: under qemu-user every process an arm64 maintainer script starts costs about 0.1 s, and
+# two tools run twice while the packages install: update-ca-certificates (ca-certificates' postinst,
+# then its trigger: about 150 s together, 4 processes per certificate) and mkinitramfs (the
+# kernel's postinst.d hook, then initramfs-tools' trigger: about 120 s each). Stand-ins in
+# /usr/local/sbin, ahead of /usr/sbin in the PATH build-image.sh gives mmdebstrap, note the call
+# and do nothing; scripts/image/run-deferred.sh removes them and runs each real tool once, on the
+# installed packages, as their triggers did last. Not in dpkg's database: nothing is diverted.
+# The SSH host keys: openssh-server's postinst makes three (RSA under emulation: seconds) unless
+# they exist, and customize.sh deletes them (each box makes its own): empty stand-ins, deleted there.
+mkdir -p "$root/usr/local/sbin" "$root/etc/ssh"
+for tool in update-ca-certificates update-initramfs; do
+  printf '#!/bin/sh\n# PrintBox build: run once by scripts/image/run-deferred.sh\necho "%s $*" >> /tmp/printbox-deferred\n' \
+    "$tool" > "$root/usr/local/sbin/$tool"
+  chmod 0755 "$root/usr/local/sbin/$tool"
+done
+for k in rsa ecdsa ed25519; do : > "$root/etc/ssh/ssh_host_${k}_key"; done
