@@ -114,9 +114,6 @@ export PRINTBOX_REPO=$repo PRINTBOX_TARGET=$target PRINTBOX_AGENT_DIR=$agent \
 # filtered out below), and the chroot's dpkg.log (a time per unpack, configure and trigger) kept
 # beside the manifest before finalize.sh empties /var/log.
 mark() { echo "echo \"== [$target] mmdebstrap: $1 at \$(date -u +%T) (+\$(( \$(date +%s) - $build_start ))s)\""; }
-# The PATH the maintainer scripts get (mmdebstrap passes it on): /usr/local/sbin first, where
-# pre-install.sh puts the stand-ins for the tools run once later (scripts/image/run-deferred.sh).
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
 mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   --components="$(echo $COMPONENTS | tr ' ' ',')" \
   --include="$pkgs" \

@@ -8,9 +8,11 @@ root=$1
 log=$root/tmp/printbox-deferred
 echo "deferred while installing: $(sort "$log" 2>/dev/null | uniq -c | tr -s ' \n' ' ')"
 for tool in update-ca-certificates update-initramfs; do
-  grep -q "^# PrintBox build: run once" "$root/usr/local/sbin/$tool" \
-    || { echo "run-deferred.sh: /usr/local/sbin/$tool is not the build's stand-in" >&2; exit 1; }
-  rm -f "$root/usr/local/sbin/$tool"
+  grep -q "^# PrintBox build: run once" "$root/usr/sbin/$tool" \
+    || { echo "run-deferred.sh: /usr/sbin/$tool is not the build's stand-in" >&2; exit 1; }
+  rm -f "$root/usr/sbin/$tool"
+  chroot "$root" dpkg-divert --quiet --local --rename --remove "/usr/sbin/$tool"
+  [ -x "$root/usr/sbin/$tool" ] || { echo "run-deferred.sh: /usr/sbin/$tool missing after the diversion" >&2; exit 1; }
 done
 rm -f "$log"
 # Empty stand-ins (pre-install.sh): customize.sh deletes every host key; each box makes its own.
