@@ -110,6 +110,10 @@ rm -rf "$rootfs"
 pkgs=$(echo $PACKAGES $KERNEL_PACKAGES ${LAYER_PACKAGES:-} | tr ' ' ',')
 export PRINTBOX_REPO=$repo PRINTBOX_TARGET=$target PRINTBOX_AGENT_DIR=$agent \
   PRINTBOX_INITRAMFS_MODULES=$INITRAMFS_MODULES
+# Where mmdebstrap's time goes (issue 34): a line as each phase starts (its own I: lines are
+# filtered out below), and the chroot's dpkg.log (a time per unpack, configure and trigger) kept
+# beside the manifest before finalize.sh empties /var/log.
+mark() { echo "echo \"== [$target] mmdebstrap: $1 at \$(date -u +%T) (+\$(( \$(date +%s) - $build_start ))s)\""; }
 mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   --components="$(echo $COMPONENTS | tr ' ' ',')" \
   --include="$pkgs" \
@@ -120,11 +124,19 @@ mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/info/*' \
   --skip=essential/unlink \
+  --setup-hook="$(mark 'setup, download')" \
   --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
   --setup-hook="sync-in $CACHE/debs-$DEB_ARCH /var/cache/apt/archives/" \
+  --extract-hook="$(mark 'essential set extracted, installing it')" \
+  --essential-hook="$(mark 'essential set installed, installing the packages')" \
   --essential-hook="$repo/scripts/image/pre-install.sh \"\$1\"" \
+  --customize-hook="$(mark 'packages installed, running the deferred tools')" \
+  --customize-hook="$repo/scripts/image/run-deferred.sh \"\$1\"" \
+  --customize-hook="$(mark 'deferred tools run, customizing')" \
   --customize-hook="sync-out /var/cache/apt/archives $CACHE/debs-$DEB_ARCH" \
   --customize-hook="$repo/scripts/image/customize.sh \"\$1\"" \
+  --customize-hook="cp \"\$1\"/var/log/dpkg.log $out/dpkg.log" \
+  --customize-hook="$(mark 'customized')" \
   "$SUITE" "$rootfs" \
   "deb $MIRROR $SUITE $COMPONENTS" \
   "deb $MIRROR $SUITE-updates $COMPONENTS" \

@@ -26,3 +26,22 @@ HOOK
   chmod 0755 "$root/etc/initramfs-tools/hooks/printbox-modules"
   printf '%s\n' $PRINTBOX_INITRAMFS_MODULES > "$root/etc/initramfs-tools/printbox-modules.list"
 fi
+
+# Issue 34: under qemu-user every process an arm64 maintainer script starts costs about 0.1 s, and
+# two tools run twice while the packages install: update-ca-certificates (ca-certificates' postinst,
+# then its trigger: about 150 s together, 4 processes per certificate) and update-initramfs (the
+# kernel's postinst.d hook, then initramfs-tools' trigger: about 120 s each). Each is diverted
+# (dpkg-divert, as live-build does while it installs) to a stand-in that notes the call and does
+# nothing; scripts/image/run-deferred.sh removes the diversions and runs each real tool once, on the
+# installed packages, as their triggers ran them last. (A stand-in earlier in the PATH would not
+# do: apt gives dpkg its own PATH, DPkg::Path.)
+for tool in update-ca-certificates update-initramfs; do
+  chroot "$root" dpkg-divert --quiet --local --rename --divert "/usr/sbin/$tool.printbox-deferred" --add "/usr/sbin/$tool"
+  printf '#!/bin/sh\n# PrintBox build: run once by scripts/image/run-deferred.sh\necho "%s $*" >> /tmp/printbox-deferred\n' \
+    "$tool" > "$root/usr/sbin/$tool"
+  chmod 0755 "$root/usr/sbin/$tool"
+done
+# The SSH host keys: openssh-server's postinst makes three (RSA under emulation: seconds) unless
+# they exist, and customize.sh deletes them (each box makes its own): empty stand-ins instead.
+mkdir -p "$root/etc/ssh"
+for k in rsa ecdsa ed25519; do : > "$root/etc/ssh/ssh_host_${k}_key"; done
