@@ -127,3 +127,20 @@ test('/devices/list is the contract entry (2.1) of each whole saved record, from
     assert.equal(listed(), expected());
   });
 });
+
+test('a polling round\'s write keeps the stored list entry current: what the printer reports changes it, a reading alone moves last_seen', () => {
+  withStore((store) => {
+    store.put(FULL);
+    const listed = () => JSON.parse(Buffer.concat(savedListBody(store)).toString('utf8')) as { printer_info: Record<string, unknown> }[];
+    const read = (device: Device, ts: number) => store.recordReadings([{ device, snapshot: { serial: device.serial, ts, page_count: 100 } }]);
+    // Only the meters and last_seen: the record is not rewritten, the list has the new last_seen.
+    read({ ...FULL, last_seen: 4_000, printer_info: { ...FULL.printer_info, page_count: 99 } }, 4_000);
+    assert.equal(listed()[0].printer_info.last_seen, '1970-01-01T00:00:04Z');
+    assert.equal(listed()[0].printer_info.firmware, 'fw');
+    // New firmware: the record and its list entry are rewritten, the person's location kept.
+    read({ ...FULL, last_seen: 5_000, firmware: 'fw2', location: 'from the printer' }, 5_000);
+    assert.equal(listed()[0].printer_info.firmware, 'fw2');
+    assert.equal(listed()[0].printer_info.location, 'L');
+    assert.equal(listed()[0].printer_info.last_seen, '1970-01-01T00:00:05Z');
+  });
+});
