@@ -25,7 +25,12 @@ filename=rootfs.ext4
 MANIFEST
 bundle=$out/printbox-$version.raucb
 rm -f "$bundle"
+# zstd at level 6 instead of mksquashfs's default gzip: 5 % smaller and about 14 times less CPU to
+# make (7 s against 94 s wall for the amd64 root filesystem on 2 cores), and faster for the box to
+# read while RAUC installs it (docs/performance.md, "A/B updates"). Both images' kernels read
+# zstd squashfs (CONFIG_SQUASHFS_ZSTD=y).
 # (its log only on failure: it also says it skipped checking the signature, meaning against a keyring)
-rauc bundle --cert="$PRINTBOX_BUNDLE_CERT" --key="$PRINTBOX_BUNDLE_KEY" "$work" "$bundle" >"$work/log" 2>&1 \
+rauc bundle --mksquashfs-args="-comp zstd -Xcompression-level 6" \
+  --cert="$PRINTBOX_BUNDLE_CERT" --key="$PRINTBOX_BUNDLE_KEY" "$work" "$bundle" >"$work/log" 2>&1 \
   || { cat "$work/log" >&2; exit 1; }
 echo "$bundle: $(( $(stat -c %s "$bundle") / 1048576 )) MiB, version $version, compatible printbox-$arch"
