@@ -133,13 +133,12 @@ tvm_reset_watch() {
     [ $(( SECONDS - since )) -ge "$TVM_RESET_HANG_S" ] || continue
     tail -c 200 "$log" | tr -d '\r' | sed '/^$/d' | tail -n 1 | grep -q 'reboot: Restarting system$' || continue
     echo "$(date -u +%FT%TZ) $(basename "$log"): nothing from the firmware ${TVM_RESET_HANG_S}s after a reset; reset again" >>"$TVM_DIR/repeated-resets.log"
-    python3 - "$TVM_DIR/monitor.sock" <<'PY' || true
-import socket, sys, time
-s = socket.socket(socket.AF_UNIX)
-s.connect(sys.argv[1])
-s.sendall(b"system_reset\n")
-time.sleep(0.5)
-PY
+    # Where each vCPU is, twice a second apart, for the cause: one vCPU looping over the same few
+    # addresses while the other halts would be the firmware's wait for an application processor
+    # that missed its start-up IPI (edk2's MpInitLib waits without a timeout: edk2 PR #13164).
+    { tvm_monitor "info cpus" "info registers -a"; sleep 1; tvm_monitor "info registers -a"; } 2>/dev/null | tr -d '\r' \
+      | grep -E '^[* ] CPU #|^CPU#|^[ER]IP=' | sed 's/^/    /' >>"$TVM_DIR/repeated-resets.log" || true
+    tvm_monitor system_reset >/dev/null 2>&1 || true
     since=$SECONDS
   done
 }
