@@ -255,13 +255,25 @@ only first-boot || (
   export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git -C "$repo" log -1 --format=%ct 2>/dev/null || echo 1700000000)}
   variant_bundle "$v_next"
   variant_bundle "$v_bad" "sif /opt/printbox/node/bin/node mode 0100000"
-  # Signed by a key the box does not trust, and with its signature changed.
+  # The bundles RAUC must refuse before it writes anything carry a 4 MiB stand-in for the root
+  # filesystem (a random 1 MiB file inside: mksquashfs needs something to compress): what is
+  # checked (the signature, the version) is the same, and each costs the VM a download of 1 MiB
+  # instead of 220. Signed by a key the box does not trust, with its signature changed, and the
+  # release before (properly signed).
+  small=$tmp/small-bundles
+  mkdir -p "$small/files"
+  head -c 1M /dev/urandom >"$small/files/filler"
+  truncate -s 4M "$small/rootfs.img" && mkfs.ext4 -q -F -d "$small/files" "$small/rootfs.img"
+  "$repo/scripts/image/bundle.sh" amd64 "$small/rootfs.img" "$small" "$v_next"
+  "$repo/scripts/image/bundle.sh" amd64 "$small/rootfs.img" "$small" "$v_cur"
+  mv "$small/printbox-$v_cur.raucb" "$upd/older.raucb"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 365 -subj "/CN=not PrintBox" \
     -keyout "$tmp/other.key" -out "$tmp/other.crt" 2>/dev/null
   rauc resign --keyring="$PRINTBOX_BUNDLE_CERT" --signing-keyring="$tmp/other.crt" --cert="$tmp/other.crt" --key="$tmp/other.key" \
-    "$upd/printbox-$v_next.raucb" "$upd/other-key.raucb" >/dev/null 2>&1
-  cp "$upd/printbox-$v_next.raucb" "$upd/altered.raucb"
+    "$small/printbox-$v_next.raucb" "$upd/other-key.raucb" >/dev/null 2>&1
+  cp "$small/printbox-$v_next.raucb" "$upd/altered.raucb"
   printf 'X' | dd of="$upd/altered.raucb" bs=1 seek=$(( $(stat -c %s "$upd/altered.raucb") - 100 )) conv=notrunc 2>/dev/null
+  rm -rf "$small"
 ) >"$tmp/bundles.log" 2>&1 &
 bundles_pid=$!
 
@@ -593,14 +605,13 @@ s=$(status_json)
 check "status: $v_next on slot B, last update from $v_cur" grep -q "\"last_update\":{\"version\":\"$v_next\",\"from_version\":\"$v_cur\",\"slot\":\"B\"" <<<"$s"
 echo "       $s" | cut -c1-400
 
-# The release before, properly signed, asked of RAUC by the agent's user directly (not through the
-# agent, which refuses an older offer itself): RAUC's pre-install handler refuses it before
-# anything is written to slot A.
-ln -f "$out/printbox-$v_cur.raucb" "$upd/printbox-$v_cur.raucb" 2>/dev/null || cp "$out/printbox-$v_cur.raucb" "$upd/"
+# The release before, properly signed (older.raucb, with the stand-in image), asked of RAUC by the
+# agent's user directly (not through the agent, which refuses an older offer itself): RAUC's
+# pre-install handler refuses it before anything is written to slot A.
 as_agent="setpriv --reuid=printbox --regid=printbox --clear-groups"
 slot_a_head() { vm "head -c 4194304 /dev/disk/by-partlabel/rootA | sha256sum" | cut -c1-64; }
 a_before=$(slot_a_head) || true
-VM_TIMEOUT=200 vm "cd /var/lib/printbox/update && $as_agent /opt/printbox/node/bin/node -e \"const fs = require('fs'), { Readable } = require('stream'), { pipeline } = require('stream/promises'); fetch(process.argv[1]).then((r) => pipeline(Readable.fromWeb(r.body), fs.createWriteStream('older.raucb')))\" http://10.0.2.100/printbox-$v_cur.raucb" >/dev/null || true
+VM_TIMEOUT=200 vm "cd /var/lib/printbox/update && $as_agent /opt/printbox/node/bin/node -e \"const fs = require('fs'), { Readable } = require('stream'), { pipeline } = require('stream/promises'); fetch(process.argv[1]).then((r) => pipeline(Readable.fromWeb(r.body), fs.createWriteStream('older.raucb')))\" http://10.0.2.100/older.raucb" >/dev/null || true
 refused=$(VM_TIMEOUT=200 vm "$as_agent rauc install /var/lib/printbox/update/older.raucb 2>&1; echo exit=\$?; journalctl -b -u rauc --no-pager -n 20 -o cat" | tr -d '\r') || true
 vm "rm -f /var/lib/printbox/update/older.raucb" >/dev/null || true
 check "an older signed bundle asked of RAUC directly: the install fails ($(grep -o '^exit=[0-9]*' <<<"$refused"))" \

@@ -45,6 +45,8 @@ have mkfs.vfat || need+=(dosfstools)
 have mcopy || need+=(mtools)
 have rauc || need+=(rauc)
 have mksquashfs || need+=(squashfs-tools)
+# run-deferred.sh binds the root's certificate paths over the host's: they must exist here.
+[ -f /etc/ca-certificates.conf ] && [ -d /usr/local/share/ca-certificates ] || need+=(ca-certificates)
 if [ "$target" = amd64 ]; then
   have grub-mkstandalone || need+=(grub-common)
   [ -d /usr/lib/grub/x86_64-efi ] || need+=(grub-efi-amd64-bin)
