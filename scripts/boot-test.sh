@@ -720,6 +720,6 @@ sleep 2; poweroff_hard
 fi # only first-boot
 
 total=$(( $(date +%s) - t_start ))
-echo "boot-to-ready: first boot ${t_first:-?}s${t_second:+, second boot ${t_second}s}, after power cut ${t_icut:-?}s, update reboot into slot B ${t_update:-?}s after force, first boot without a boot partition ${t_nopart:-?}s (TCG, 2 vCPU); boot test ${total}s"
+echo "boot-to-ready: first boot ${t_first:-?}s${t_second:+, second boot ${t_second}s}, after power cut ${t_icut:-?}s, update reboot into slot B ${t_update:-?}s after force, first boot without a boot partition ${t_nopart:-?}s (TCG, $TVM_SMP vCPU); boot test ${total}s"
 if [ "$failures" -gt 0 ]; then echo "boot test: $failures check(s) failed"; exit 1; fi
 echo "boot test: all checks passed"
