@@ -34,8 +34,6 @@ stage_end "build"
 images_pid="" alone_pid=""
 on_exit() {
   [ -z "$alone_pid" ] || { echo "waiting for the files run alone to end"; wait "$alone_pid" || true; cat "$alone_log"; }
-  [ -z "${part_pid:-}" ] || { echo "waiting for the boot test's second VM to end"; wait "$part_pid" || true; cat "$part_log"; }
-  [ -z "${card_pid:-}" ] || { echo "waiting for the card's build and smoke boot to end"; wait "$card_pid" || true; cat "$card_log"; }
   [ -z "$images_pid" ] || { echo "waiting for the image builds to end"; wait "$images_pid" || true; }
 }
 trap on_exit EXIT
@@ -108,36 +106,11 @@ alone_done() {
   [ "$s" = 0 ] || { echo "files run alone failed ($s)"; exit 1; }
 }
 
-# The boot test's VM has one vCPU (scripts/image/test-vm.sh), so the second core is left to what
-# runs beside it: the files run alone, the card's build, then two more VMs, each with its own disk
-# copy, ports and log, printed when it ends:
-#   - the boot test's stage "boot partition missing" (its boot waits out the missing partition's
-#     90 s device timeout), as a second boot test run (PRINTBOX_BOOT_TEST_ONLY=boot-partition);
-#   - the Raspberry Pi card's smoke boot (qemu-system-aarch64 -M virt), as soon as the card is
-#     built (arm64 maintainer scripts under qemu-user, started above), at a lower priority than
-#     the boot test.
-# Without the images built here (not root, not x86_64) the boot test builds its own and runs whole.
-part_pid="" card_pid=""
-part_log=build/boot-test-boot-partition.log card_log=build/rpi-card-smoke.log
-side_done() { # NAME PID LOG: waits for a run beside the boot test, prints its log, fails the suite if it failed
-  local s=0
-  wait "$2" || s=$?
-  cat "$3"
-  [ "$s" = 0 ] || { echo "$1 failed ($s)"; exit 1; }
-}
 if [ -x scripts/boot-test.sh ]; then
   stage "appliance boot test"
   if [ "$images" = 1 ]; then
     build_done amd64 "$amd64_status" "$amd64_log"
-    echo "== boot test, stage \"boot partition missing\": beside the rest (log: $part_log)"
-    PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_ONLY=boot-partition scripts/boot-test.sh >"$part_log" 2>&1 &
-    part_pid=$!
-    echo "== Raspberry Pi card: its smoke boot beside the boot test once it is built (log: $card_log)"
-    ( build_done "Raspberry Pi card" "$pi_status_file" "$pi_log"; nice -n 10 scripts/image/smoke-arm64.sh ) >"$card_log" 2>&1 &
-    card_pid=$!
-    PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_SKIP=boot-partition scripts/boot-test.sh
-    side_done 'boot test, stage "boot partition missing"' "$part_pid" "$part_log"
-    part_pid=""
+    PRINTBOX_BOOT_TEST_NO_BUILD=1 scripts/boot-test.sh
   else
     scripts/boot-test.sh
   fi
@@ -145,13 +118,15 @@ if [ -x scripts/boot-test.sh ]; then
 fi
 alone_done
 
+# The Raspberry Pi card: built (arm64 maintainer scripts under qemu-user, started above) and
+# smoke-booted under qemu-system-aarch64 -M virt.
 stage "Raspberry Pi card: build and smoke boot"
 if [ "$images" = 1 ]; then
-  side_done "Raspberry Pi card: build and smoke boot" "$card_pid" "$card_log"
-  card_pid=""
+  build_done "Raspberry Pi card" "$pi_status_file" "$pi_log"
   wait "$images_pid" || true
   images_pid=""
+  scripts/image/smoke-arm64.sh
 else
   echo "Raspberry Pi card skipped: building it needs root on an x86_64 host"
 fi
-stage_end "Raspberry Pi card: build and smoke boot (the wait for it after the boot test)"
+stage_end "Raspberry Pi card: build and smoke boot"

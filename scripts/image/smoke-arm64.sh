@@ -10,7 +10,7 @@
 #      and made the primary with 3 tries, as RAUC's U-Boot backend does: U-Boot boots B, which
 #      serves the new version and is marked good.
 #   3. slot B damaged: U-Boot spends its 3 tries, goes back to slot A, which serves again.
-# Run by scripts/test.sh (npm test) beside the amd64 boot test, once the card is built. Usage: scripts/image/smoke-arm64.sh [timeout-s]
+# Run by scripts/test.sh (npm test) after the amd64 boot test.   Usage: scripts/image/smoke-arm64.sh [timeout-s]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$repo/build/arm64
@@ -69,7 +69,7 @@ part() { python3 -c 'import struct,sys; e=open(sys.argv[1],"rb").read(512)[446+1
 # The virt machine's serial console (the Pi's comes from its cmdline.txt through the firmware).
 env_set EXTRA_CMDLINE=console=ttyAMA0
 
-# A free port: the amd64 boot test's VMs may be forwarding theirs at the same time.
+# A free port (another VM on this machine may be forwarding one).
 while port=$(( 20000 + RANDOM % 20000 )); (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do :; done
 t0=0
 run() { # NAME: power on
