@@ -94,8 +94,8 @@ UNIT
   [ "$TVM_HTTP_PORT" != "$TVM_HTTPS_PORT" ] || TVM_HTTP_PORT=$(( TVM_HTTPS_PORT + 1 ))
 }
 
-# One vCPU. With two, OVMF has hung under load about once in twenty boots, at a warm reset and at
-# the kernel's start (ExitBootServices): the boot processor busy in the firmware, waiting for the
+# One vCPU. With two, OVMF has hung under load about once in twenty boots, at a warm reset and
+# once after GRUB started the kernel: the boot processor busy in the firmware, waiting for the
 # other vCPU, which sat halted in the firmware's sleep loop although the boot processor's local
 # APIC had just broadcast it a start-up IPI (ICR 0x000c4687; docs/performance.md, "The OVMF hang").
 # That is edk2's wait for an application processor without a timeout (edk2 PR #13164) meeting a
@@ -141,8 +141,8 @@ tvm_reset_watch() {
     [ $(( SECONDS - since )) -ge "$TVM_RESET_HANG_S" ] || continue
     tail -c 200 "$log" | tr -d '\r' | sed '/^$/d' | tail -n 1 | grep -q 'reboot: Restarting system$' || continue
     echo "$(date -u +%FT%TZ) $(basename "$log"): nothing from the firmware ${TVM_RESET_HANG_S}s after a reset; reset again" >>"$TVM_DIR/repeated-resets.log"
-    # Where each vCPU is, twice a second apart, for the cause: one vCPU looping over the same few
-    # addresses while the other halts would be the firmware's wait for an application processor
+    # Where each vCPU is, twice a second apart, for the cause: one vCPU busy in the firmware while
+    # the other halts in its sleep loop would be the firmware's wait for an application processor
     # that missed its start-up IPI (edk2's MpInitLib waits without a timeout: edk2 PR #13164).
     { tvm_monitor "info cpus" "info registers -a"; sleep 1; tvm_monitor "info registers -a"; } 2>/dev/null | tr -d '\r' \
       | grep -E '^[* ] CPU #|^CPU#|^[ER]IP=' | sed 's/^/    /' >>"$TVM_DIR/repeated-resets.log" || true
