@@ -116,6 +116,12 @@ export PRINTBOX_REPO=$repo PRINTBOX_TARGET=$target PRINTBOX_AGENT_DIR=$agent \
 # filtered out below), and the chroot's dpkg.log (a time per unpack, configure and trigger) kept
 # beside the manifest before finalize.sh empties /var/log.
 mark() { echo "echo \"== [$target] mmdebstrap: $1 at \$(date -u +%T) (+\$(( \$(date +%s) - $build_start ))s)\""; }
+# Kernel modules the layer leaves out (MODULES_LEFT_OUT), whichever of /lib and /usr/lib the
+# kernel package ships them under.
+module_excludes=()
+for d in ${MODULES_LEFT_OUT:-}; do
+  module_excludes+=("--dpkgopt=path-exclude=/lib/modules/*/kernel/$d/*" "--dpkgopt=path-exclude=/usr/lib/modules/*/kernel/$d/*")
+done
 mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   --components="$(echo $COMPONENTS | tr ' ' ',')" \
   --include="$pkgs" \
@@ -125,6 +131,7 @@ mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   --dpkgopt='path-exclude=/usr/share/doc/*' \
   --dpkgopt='path-include=/usr/share/doc/*/copyright' \
   --dpkgopt='path-exclude=/usr/share/info/*' \
+  "${module_excludes[@]}" \
   --skip=essential/unlink \
   --setup-hook="$(mark 'setup, download')" \
   --setup-hook='mkdir -p "$1"/var/cache/apt/archives/' \
@@ -155,6 +162,16 @@ if [ -n "$INITRAMFS_MODULES" ]; then
     echo "initramfs lacks module $m" >&2; exit 1
   done
   echo "initramfs: $(wc -w <<<"$INITRAMFS_MODULES") listed modules present"
+fi
+# Every module the layer needs is there (or built into the kernel), whatever it leaves out.
+if [ -n "${MODULES_NEEDED:-}" ]; then
+  kver=$(ls "$rootfs/lib/modules" | sort -V | tail -n1)
+  for m in $MODULES_NEEDED; do
+    grep -q "/${m//_/[-_]}\.ko[^/]*:" "$rootfs/lib/modules/$kver/modules.dep" && continue
+    grep -q "/${m//_/[-_]}\.ko\$" "$rootfs/lib/modules/$kver/modules.builtin" && continue
+    echo "the kernel lacks module $m (MODULES_NEEDED): is it under MODULES_LEFT_OUT?" >&2; exit 1
+  done
+  echo "kernel modules: $(wc -w <<<"$MODULES_NEEDED") needed present; $(du -sm "$rootfs/lib/modules/$kver" | cut -f1) MB in all"
 fi
 "$repo/scripts/image/finalize.sh" "$rootfs"
 stage_end "root filesystem (mmdebstrap $SUITE $DEB_ARCH)"
