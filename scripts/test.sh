@@ -100,31 +100,26 @@ alone_start=$(date +%s)
   exit "$s"
 ) >"$alone_log" 2>&1 &
 alone_pid=$!
-alone_done() {
-  local s=0
-  wait "$alone_pid" || s=$?
-  alone_pid=""
-  cat "$alone_log"
-  [ "$s" = 0 ] || { echo "files run alone failed ($s)"; exit 1; }
-}
-
-# Beside the boot test, on the second core (the boot test's VM has one vCPU, scripts/image/test-vm.sh):
-#   - the Raspberry Pi card's smoke boot (qemu-system-aarch64 -M virt), as soon as the card is
-#     built; by then the files run alone are ending;
-#   - then the boot test's stage "boot partition missing" in a VM of its own (its first boot waits
-#     out the missing partition's 90 s device timeout), while the boot test's own VM is in its
-#     A/B stage.
-# One after the other, so that no more than two VMs compute at once: on 2 cores, a second amd64
-# VM started beside the card's build slowed everything (docs/performance.md, "The whole test
-# suite"). Each writes a log, printed when it ends.
-card_log=build/rpi-card-smoke.log part_log=build/boot-test-boot-partition.log
-# NAME PID LOG: waits for a run beside the boot test, prints its log, fails the suite if it failed.
+# NAME PID LOG: waits for a run in the background, prints its log, fails the suite if it failed.
+# (Its caller clears the PID's variable first, so that on_exit does not wait for it again.)
 side_done() {
   local s=0
   wait "$2" || s=$?
   cat "$3"
   [ "$s" = 0 ] || { echo "$1 failed ($s)"; exit 1; }
 }
+alone_done() { local p=$alone_pid; alone_pid=""; side_done "files run alone" "$p" "$alone_log"; }
+
+# Beside the boot test, on the second core (the boot test's VM has one vCPU, scripts/image/test-vm.sh):
+#   - the Raspberry Pi card's smoke boot (qemu-system-aarch64 -M virt), as soon as the card is
+#     built; by then the files run alone are ending;
+#   - then the boot test's stage "boot partition missing" in a VM of its own (its first boot waits
+#     out the missing partition's 90 s device timeout), after the boot test's own VM if the card
+#     was built late.
+# One after the other, so that no more than two VMs compute at once: on 2 cores, a second amd64
+# VM started beside the card's build slowed everything (docs/performance.md, "The whole test
+# suite"). Each writes a log, printed when it ends.
+card_log=build/rpi-card-smoke.log part_log=build/boot-test-boot-partition.log
 if [ "$images" = 1 ]; then
   echo "== beside the boot test: the Raspberry Pi card's smoke boot once it is built (log: $card_log), then the boot test's stage \"boot partition missing\" (log: $part_log)"
   ( build_done "Raspberry Pi card" "$pi_status_file" "$pi_log" >/dev/null; nice -n 10 scripts/image/smoke-arm64.sh ) >"$card_log" 2>&1 &
@@ -139,8 +134,8 @@ if [ -x scripts/boot-test.sh ]; then
       exec env PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_ONLY=boot-partition scripts/boot-test.sh ) >"$part_log" 2>&1 &
     part_pid=$!
     PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_SKIP=boot-partition scripts/boot-test.sh
-    side_done 'the boot test'"'"'s stage "boot partition missing"' "$part_pid" "$part_log"
-    part_pid=""
+    p=$part_pid part_pid=""
+    side_done 'the boot test'"'"'s stage "boot partition missing"' "$p" "$part_log"
   else
     scripts/boot-test.sh
   fi
@@ -155,8 +150,8 @@ if [ "$images" = 1 ]; then
   build_done "Raspberry Pi card" "$pi_status_file" "$pi_log"
   wait "$images_pid" || true
   images_pid=""
-  side_done "the Raspberry Pi card's smoke boot" "$card_pid" "$card_log"
-  card_pid=""
+  p=$card_pid card_pid=""
+  side_done "the Raspberry Pi card's smoke boot" "$p" "$card_log"
 else
   echo "Raspberry Pi card skipped: building it needs root on an x86_64 host"
 fi
