@@ -110,29 +110,27 @@ side_done() {
 }
 alone_done() { local p=$alone_pid; alone_pid=""; side_done "files run alone" "$p" "$alone_log"; }
 
-# Beside the boot test, on the second core (the boot test's VM has one vCPU, scripts/image/test-vm.sh):
-#   - the Raspberry Pi card's smoke boot (qemu-system-aarch64 -M virt), as soon as the card is
-#     built; by then the files run alone are ending;
-#   - then the boot test's stage "boot partition missing" in a VM of its own (its first boot waits
-#     out the missing partition's 90 s device timeout), after the boot test's own VM if the card
-#     was built late.
+# Beside the boot test, on the second core (the boot test's VM has one vCPU, scripts/image/test-vm.sh),
+# once the card is built (the card's build has that core until then; by then the files run alone
+# are ending too):
+#   - the boot test's stage "boot partition missing" in a VM of its own: its first boot waits out
+#     the missing partition's 90 s device timeout, mostly idle;
+#   - then the Raspberry Pi card's smoke boot (qemu-system-aarch64 -M virt).
 # One after the other, so that no more than two VMs compute at once: on 2 cores, a second amd64
 # VM started beside the card's build slowed everything (docs/performance.md, "The whole test
 # suite"). Each writes a log, printed when it ends.
 card_log=build/rpi-card-smoke.log part_log=build/boot-test-boot-partition.log
-if [ "$images" = 1 ]; then
-  echo "== beside the boot test: the Raspberry Pi card's smoke boot once it is built (log: $card_log), then the boot test's stage \"boot partition missing\" (log: $part_log)"
-  ( build_done "Raspberry Pi card" "$pi_status_file" "$pi_log" >/dev/null; nice -n 10 scripts/image/smoke-arm64.sh ) >"$card_log" 2>&1 &
-  card_pid=$!
-fi
-
 if [ -x scripts/boot-test.sh ]; then
   stage "appliance boot test"
   if [ "$images" = 1 ]; then
     build_done amd64 "$amd64_status" "$amd64_log"
-    ( while kill -0 "$card_pid" 2>/dev/null; do sleep 2; done
+    echo "== beside the boot test once the card is built: the boot test's stage \"boot partition missing\" (log: $part_log), then the card's smoke boot (log: $card_log)"
+    ( while [ ! -s "$pi_status_file" ] && kill -0 "$images_pid" 2>/dev/null; do sleep 2; done
       exec env PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_ONLY=boot-partition scripts/boot-test.sh ) >"$part_log" 2>&1 &
     part_pid=$!
+    ( while kill -0 "$part_pid" 2>/dev/null; do sleep 2; done
+      build_done "Raspberry Pi card" "$pi_status_file" "$pi_log" >/dev/null; nice -n 10 scripts/image/smoke-arm64.sh ) >"$card_log" 2>&1 &
+    card_pid=$!
     PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_SKIP=boot-partition scripts/boot-test.sh
     p=$part_pid part_pid=""
     side_done 'the boot test'"'"'s stage "boot partition missing"' "$p" "$part_log"
