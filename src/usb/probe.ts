@@ -42,7 +42,7 @@ export interface UsbPrinterReport {
   portStatus?: PortStatus;
   pjl?: PjlReading;
   ipp?: IppPrinterState;
-  /** Why meters were not read now (another holder); the reading is retried at the next poll. */
+  /** Why meters were not read now (another holder); the reading is retried shortly after a plug (plug-retry.ts) and at each poll. */
   busy?: string;
   /** What went wrong reading it (logged; the rest of the report stands). */
   problems: string[];

@@ -12,6 +12,7 @@ import { storeReadings, type ReadingsSink } from '../discovery/store-readings.js
 import { usbNative, type UsbDevice, type UsbNative } from './native.js';
 import { isPrinter, portPathOf, printerInterfaces, probePrinter, type UsbPrinterReport } from './probe.js';
 import { markUnplugged, portName, usbDevice, usbSerial, usbSnapshot } from './reading.js';
+import { metersMissed, readMetersAfterPlug } from './plug-retry.js';
 
 export interface UsbPrintersDeps extends ReadingsSink {
   events: EventBus;
@@ -26,6 +27,8 @@ interface Attached {
   serial?: string;
   /** The read under way, if any: reads of one printer never overlap. */
   reading: Promise<unknown>;
+  /** Its last meters read missed them (plug-retry.ts). */
+  metersMissed?: boolean;
 }
 
 /** Where the kernel lists USB devices: there once a USB controller's driver is loaded. */
@@ -135,9 +138,16 @@ export class UsbPrinters {
     const entry: Attached = { device, reading: Promise.resolve() };
     this.attached.set(device.handle, entry);
     this.deps.log.info({ port_name: portName(portPathOf(device)), vendor_id: device.vendorId, product_id: device.productId }, 'USB printer plugged in');
-    // Identity first (listed at once), then the meters, which can take seconds (PJL, IPP).
+    // Identity first (listed at once), then the meters, which can take seconds (PJL, IPP), and
+    // again shortly when an exchange failed (plug-retry.ts).
     void this.read(entry, false)
-      .then(() => this.read(entry, true))
+      .then(() =>
+        readMetersAfterPlug({
+          read: () => this.read(entry, true).then(() => entry.metersMissed === true),
+          stillThere: () => !this.stopped && this.attached.get(device.handle) === entry,
+          pause: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+        }),
+      )
       .catch((err: unknown) => this.deps.log.warn({ port_name: portName(portPathOf(device)), err: message(err) }, 'USB printer not read'));
   }
 
@@ -181,6 +191,7 @@ export class UsbPrinters {
     if (report.problems.length) log.warn({ serial, port_name: port, problems: report.problems }, 'USB printer answered in part');
     if (entry.serial && entry.serial !== serial) log.warn({ was: entry.serial, now: serial, port_name: port }, 'USB printer reports another serial than before');
     const snapshot = meters ? this.store(report, serial) : (this.storeIdentity(report, serial), undefined);
+    if (meters) entry.metersMissed = metersMissed(report);
     entry.serial = serial;
     log.info({ serial, port_name: port, meters, ms: Date.now() - t0, busy: report.busy }, 'USB printer read');
     // Unplugged while it was being read: it was stored as present, so say it is gone.
