@@ -101,6 +101,8 @@ UNIT
 # That is edk2's wait for an application processor without a timeout (edk2 PR #13164) meeting a
 # start-up IPI that QEMU's vCPU thread, not scheduled in time on a loaded host, did not take.
 # With one vCPU the firmware has no application processor to wait for. (TVM_SMP=2 for a second.)
+# One hang with one vCPU has been seen since, inside the firmware's timer interrupt, and resets did
+# not cure it: the cause is not fully known (docs/performance.md, "The OVMF hang").
 TVM_SMP=${TVM_SMP:-1}
 tvm_boot() {
   rm -f "$TVM_SOCK"
