@@ -19,13 +19,12 @@ export interface PlugMeterReads {
   /** False once the printer is unplugged or the agent stops: no read after that. */
   stillThere(): boolean;
   pause(ms: number): Promise<void>;
-  retriesMs?: number[];
 }
 
 /** Reads until the meters come or the retries run out; returns how many reads were made. */
 export async function readMetersAfterPlug(p: PlugMeterReads): Promise<number> {
   let reads = 0;
-  for (const delay of [0, ...(p.retriesMs ?? PLUG_METER_RETRIES_MS)]) {
+  for (const delay of [0, ...PLUG_METER_RETRIES_MS]) {
     if (delay > 0) await p.pause(delay);
     if (!p.stillThere()) break;
     reads++;
