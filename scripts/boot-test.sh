@@ -132,7 +132,7 @@ upd_pid="" bundles_pid=""
 cleanup() {
   tvm_poweroff_hard
   if [ -s "$tmp/repeated-resets.log" ]; then
-    echo "test VM: the firmware hung at a reset and the harness reset it again (test-vm.sh, tvm_reset_watch):"
+    echo "test VM: the firmware went silent after a reboot and the harness cut the power (test-vm.sh, tvm_reset_watch):"
     sed 's/^/    /' "$tmp/repeated-resets.log"
   fi
   for p in $upd_pid $bundles_pid; do kill "$p" 2>/dev/null || true; done

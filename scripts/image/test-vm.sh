@@ -11,9 +11,10 @@
 #                                   printbox.toml file TOML; picks the forwarded ports
 #                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT); the files named in
 #                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy
-#   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID, TVM_T0
-#                                   (TVM_BOOT_DISK_LATE=1: without the boot disk, and with a PCIe
-#                                   port it can be plugged into later)
+#   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID (the
+#                                   power, running until the guest powers off: each guest reboot is
+#                                   a new QEMU), TVM_T0 (TVM_BOOT_DISK_LATE=1: without the boot
+#                                   disk, and with a PCIe port it can be plugged into later)
 #   tvm_attach_boot_disk            plugs the boot disk into the running VM (QEMU's monitor)
 #   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
 #   tvm_https_ok                    GET /api/version over HTTPS answers 200
@@ -101,38 +102,69 @@ UNIT
 # That is edk2's wait for an application processor without a timeout (edk2 PR #13164) meeting a
 # start-up IPI that QEMU's vCPU thread, not scheduled in time on a loaded host, did not take.
 # With one vCPU the firmware has no application processor to wait for. (TVM_SMP=2 for a second.)
-# One hang with one vCPU has been seen since, inside the firmware's timer interrupt, and resets did
-# not cure it: the cause is not fully known (docs/performance.md, "The OVMF hang").
 TVM_SMP=${TVM_SMP:-1}
+
+# Every reset is a power cycle. One hang with one vCPU came after a warm reset (QEMU's reset keeps
+# the guest's RAM and leaves the firmware to start over on it; the hardware watchdog systemd armed
+# for the reboot also survives it), and QEMU's own resets did not cure it. So QEMU runs with
+# -no-reboot: a reset by the guest (the kernel's reboot, a triple fault, the watchdog) ends the
+# process, and tvm_power starts QEMU again on the same disks and firmware variables, as a Raspberry
+# Pi's reboot restarts the whole SoC. TVM_PID is tvm_power's: it ends when the guest powers off or
+# tvm_poweroff_hard cuts the power.
 tvm_boot() {
-  rm -f "$TVM_SOCK"
-  local boot_disk=(-drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe")
-  # A card that shows up late: an empty hot-plug port now, the disk through tvm_attach_boot_disk.
-  [ "${TVM_BOOT_DISK_LATE:-}" != 1 ] || boot_disk=(-device pcie-root-port,id=cardport,bus=pcie.0,chassis=1)
   TVM_T0=$(date +%s.%N)
-  qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp "$TVM_SMP" -m 1024 \
-    -display none -no-user-config -nodefaults \
+  rm -f "$TVM_DIR/power-cut" "$TVM_DIR/boot-disk-plugged"
+  : >"$TVM_DIR/serial-$1.log"
+  tvm_power "$1" &
+  TVM_PID=$!
+}
+
+tvm_power() {
+  local log=$TVM_DIR/serial-$1.log qemu watch status
+  while [ ! -e "$TVM_DIR/power-cut" ]; do
+    tvm_qemu "$log" &
+    qemu=$!
+    echo "$qemu" >"$TVM_DIR/qemu.pid"
+    tvm_reset_watch "$log" "$qemu" &
+    watch=$!
+    status=0; wait "$qemu" 2>/dev/null || status=$?  # (not "Killed" on stderr at each power cut)
+    kill "$watch" 2>/dev/null || true
+    # The power cut, power-down by the guest, or QEMU failing on its own (not the reset watch's
+    # SIGKILL): the end. Anything else was a reset.
+    [ ! -e "$TVM_DIR/power-cut" ] || break
+    tail -c 300 "$log" | tr -d '\r' | grep -q 'reboot: Power down' && break
+    [ "$status" = 0 ] || [ -e "$TVM_DIR/qemu-killed" ] || { echo "QEMU exited with status $status" >&2; break; }
+    rm -f "$TVM_DIR/qemu-killed"
+  done
+}
+
+tvm_qemu() {
+  local log=$1
+  local boot_disk=(-drive "file=$TVM_BOOT_DISK,format=raw,if=virtio,cache=unsafe")
+  # A card that shows up late: an empty hot-plug port, the disk through tvm_attach_boot_disk (and
+  # there from the start of any power cycle after that, as a card would be).
+  [ "${TVM_BOOT_DISK_LATE:-}" != 1 ] || [ -e "$TVM_DIR/boot-disk-plugged" ] \
+    || boot_disk=(-device pcie-root-port,id=cardport,bus=pcie.0,chassis=1)
+  rm -f "$TVM_SOCK"
+  exec qemu-system-x86_64 -accel tcg,thread=multi -machine q35 -cpu max -smp "$TVM_SMP" -m 1024 \
+    -display none -no-user-config -nodefaults -no-reboot \
     -drive "if=pflash,format=raw,readonly=on,file=/usr/share/OVMF/OVMF_CODE_4M.fd" \
     -drive "if=pflash,format=raw,file=$TVM_DIR/ovmf-vars.fd" \
     -drive "file=$TVM_DISK,format=raw,if=virtio,cache=unsafe,discard=unmap" \
     "${boot_disk[@]}" \
     -netdev "user,id=n0,restrict=on,hostfwd=tcp:127.0.0.1:$TVM_HTTPS_PORT-:8443,hostfwd=tcp:127.0.0.1:$TVM_HTTP_PORT-:8080$TVM_NETDEV_EXTRA" \
     -device "virtio-net-pci,netdev=n0,mac=$TVM_MAC" \
-    -serial "file:$TVM_DIR/serial-$1.log" \
+    -chardev "file,id=con,path=$log,append=on" -serial chardev:con \
     -chardev "socket,id=tc,path=$TVM_SOCK,server=on,wait=off" -serial chardev:tc \
     -monitor "unix:$TVM_DIR/monitor.sock,server=on,wait=off" \
-    -device virtio-rng-pci "${TVM_QEMU_EXTRA[@]}" &
-  TVM_PID=$!
-  tvm_reset_watch "$TVM_DIR/serial-$1.log" "$TVM_PID" &
-  disown $!
+    -device virtio-rng-pci "${TVM_QEMU_EXTRA[@]}"
 }
 
-# With two vCPUs (TVM_SMP above), OVMF hung at a warm reset about once in twenty reboots: not a
-# byte more on the serial console after the kernel's "reboot: Restarting system" (a good reset
-# clears the screen and names the boot entry within seconds). Should it happen again, the harness
-# presses reset once more through QEMU's monitor and writes that, with where each vCPU was, in
-# DIR/repeated-resets.log, which the boot test prints. A hang anywhere else (GRUB, the kernel, the
-# box's units) is left alone: the log then ends in other words.
+# Should the firmware still go silent after a reset (not a byte on the serial console 90 s after
+# the kernel's "reboot: Restarting system"; a good start names the boot entry within seconds), the
+# harness writes where the vCPUs were to DIR/repeated-resets.log, which the boot test prints, and
+# cuts the power: tvm_power starts QEMU again. A hang anywhere else (GRUB, the kernel, the box's
+# units) is left alone: the log then ends in other words.
 TVM_RESET_HANG_S=${TVM_RESET_HANG_S:-90}
 tvm_reset_watch() {
   local log=$1 qemu=$2 size last=-1 since=$SECONDS
@@ -142,14 +174,12 @@ tvm_reset_watch() {
     if [ "$size" != "$last" ]; then last=$size; since=$SECONDS; continue; fi
     [ $(( SECONDS - since )) -ge "$TVM_RESET_HANG_S" ] || continue
     tail -c 200 "$log" | tr -d '\r' | sed '/^$/d' | tail -n 1 | grep -q 'reboot: Restarting system$' || continue
-    echo "$(date -u +%FT%TZ) $(basename "$log"): nothing from the firmware ${TVM_RESET_HANG_S}s after a reset; reset again" >>"$TVM_DIR/repeated-resets.log"
-    # Where each vCPU is, twice a second apart, for the cause: one vCPU busy in the firmware while
-    # the other halts in its sleep loop would be the firmware's wait for an application processor
-    # that missed its start-up IPI (edk2's MpInitLib waits without a timeout: edk2 PR #13164).
+    echo "$(date -u +%FT%TZ) $(basename "$log"): nothing from the firmware ${TVM_RESET_HANG_S}s after a reset; power cycled" >>"$TVM_DIR/repeated-resets.log"
     { tvm_monitor "info cpus" "info registers -a"; sleep 1; tvm_monitor "info registers -a"; } 2>/dev/null | tr -d '\r' \
       | grep -E '^[* ] CPU #|^CPU#|^[ER]IP=' | sed 's/^/    /' >>"$TVM_DIR/repeated-resets.log" || true
-    tvm_monitor system_reset >/dev/null 2>&1 || true
-    since=$SECONDS
+    : >"$TVM_DIR/qemu-killed"
+    kill -9 "$qemu" 2>/dev/null || true
+    return 0
   done
 }
 
@@ -184,10 +214,20 @@ PY
 
 tvm_attach_boot_disk() {
   tvm_monitor "drive_add 0 if=none,id=pboxboot,file=$TVM_BOOT_DISK,format=raw,cache=unsafe" \
-    "device_add virtio-blk-pci,drive=pboxboot,id=pboxbootdev,bus=cardport"
+    "device_add virtio-blk-pci,drive=pboxboot,id=pboxbootdev,bus=cardport" && : >"$TVM_DIR/boot-disk-plugged"
 }
 
-tvm_poweroff_hard() { [ -z "$TVM_PID" ] || { kill -9 "$TVM_PID" 2>/dev/null || true; wait "$TVM_PID" 2>/dev/null || true; }; TVM_PID=""; }
+# SIGKILL to QEMU, again until tvm_power has seen it (it may be starting the next QEMU just then).
+tvm_poweroff_hard() {
+  [ -n "$TVM_PID" ] || return 0
+  : >"$TVM_DIR/power-cut"
+  while kill -0 "$TVM_PID" 2>/dev/null; do
+    kill -9 "$(cat "$TVM_DIR/qemu.pid" 2>/dev/null)" 2>/dev/null || true
+    sleep 0.2
+  done
+  wait "$TVM_PID" 2>/dev/null || true
+  TVM_PID=""
+}
 
 tvm_https_ok() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TVM_HTTPS_PORT/api/version" 2>/dev/null | grep -qx 200; }
 
