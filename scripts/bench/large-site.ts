@@ -9,8 +9,8 @@
 //      "polling round done" report beside it; RSS after each round;
 //   3. /devices/list (all printers) one request at a time, agent and a minimal https +
 //      better-sqlite3 server (minimal-server.ts, the same database file) taking turns: p50/p99 and
-//      CPU per request; /api/devices/metrics/latest under autocannon (16 connections), both in turn:
-//      req/s and CPU per request;
+//      CPU per request; /api/devices/metrics/latest under autocannon (16 connections), both in turn,
+//      before and after the lists: req/s and CPU per request;
 //   4. with --history-db FILE (the 2-year fleet history.ts generates, e.g.
 //      /var/tmp/printbox-bench-2000/fleet-2000x730-old60/printbox.db): history p50/p99 per period
 //      through a second agent (unit flags) on a copy, one request at a time on random printers,
@@ -198,6 +198,20 @@ async function capacity(s: Server, path: string) {
   return { rps: r.requests.average, p99: r.latency.p99, cpu: (cpuMs(s.pid) - cpu0) / r.requests.total };
 }
 
+/** latest under autocannon, the servers taking turns (3 rounds after a warm-up): a table of their medians. */
+async function latestCapacity(servers: Server[], path: string, when: string): Promise<void> {
+  for (const s of servers) await autocannon({ url: `https://127.0.0.1:${s.port}${path}`, connections: 4, duration: 1 });
+  const runs: Record<string, Awaited<ReturnType<typeof capacity>>[]> = { agent: [], minimal: [] };
+  for (let r = 0; r < 3; r++) for (const s of servers) runs[s.name].push(await capacity(s, path));
+  const lat = (k: string) => ({ rps: median(runs[k].map((x) => x.rps)), p99: median(runs[k].map((x) => x.p99)), cpu: median(runs[k].map((x) => x.cpu)) });
+  log('| request | server | req/s | p99 ms | CPU ms / request | ratio (minimal CPU / agent CPU; req/s) |');
+  log('|---|---|---|---|---|---|');
+  for (const k of ['agent', 'minimal']) {
+    const x = lat(k);
+    log(`| latest ${when}, autocannon 16 connections, median of 3 x ${SECONDS} s | ${k} | ${x.rps.toFixed(0)} | ${x.p99} | ${x.cpu.toFixed(3)} | ${k === 'agent' ? `**${(lat('minimal').cpu / x.cpu).toFixed(2)}x**; ${(x.rps / lat('minimal').rps).toFixed(2)}x` : ''} |`);
+  }
+}
+
 function agentConfig(dir: string, port: number, level: string): string {
   const config = join(dir, 'agent.toml');
   writeFileSync(
@@ -342,6 +356,9 @@ async function main(): Promise<void> {
   await waitReady(minimalPort, Date.now() + 60_000);
   const servers: Server[] = [{ name: 'agent', port: httpsPort, pid }, { name: 'minimal', port: minimalPort, pid: bare.pid! }];
   log(`\n## HTTP, ${PRINTERS} saved printers (load ${load()}; after the agent's CPU went idle, ${(settled / 1000).toFixed(0)} s after the last round)`);
+  // latest before and after the lists: the lists' 6 MB answers leave both heaps larger.
+  const latest = `/api/devices/metrics/latest?serial=${encodeURIComponent(printers[42 % PRINTERS].serial)}`;
+  await latestCapacity(servers, latest, 'before the lists');
   const list = await oneAtATime(servers, () => '/devices/list', LIST_REQUESTS, 10);
   log('| request | server | p50 ms | p99 ms | CPU ms / request | KiB | ratio (minimal CPU / agent CPU) |');
   log('|---|---|---|---|---|---|---|');
@@ -350,17 +367,7 @@ async function main(): Promise<void> {
     const r = list.get(k)!;
     log(`| /devices/list, one at a time (${r.n}) | ${k} | ${pct(r.ms, 50).toFixed(1)} | ${pct(r.ms, 99).toFixed(1)} | ${listCpu(k).toFixed(1)} | ${(r.bytes / 1024).toFixed(0)} | ${k === 'agent' ? `**${(listCpu('minimal') / listCpu('agent')).toFixed(2)}x**` : ''} |`);
   }
-  const latest = `/api/devices/metrics/latest?serial=${encodeURIComponent(printers[42 % PRINTERS].serial)}`;
-  for (const s of servers) await autocannon({ url: `https://127.0.0.1:${s.port}${latest}`, connections: 4, duration: 1 });
-  const runs: Record<string, Awaited<ReturnType<typeof capacity>>[]> = { agent: [], minimal: [] };
-  for (let r = 0; r < 3; r++) for (const s of servers) runs[s.name].push(await capacity(s, latest));
-  const lat = (k: string) => ({ rps: median(runs[k].map((x) => x.rps)), p99: median(runs[k].map((x) => x.p99)), cpu: median(runs[k].map((x) => x.cpu)) });
-  log('| request | server | req/s | p99 ms | CPU ms / request | ratio (minimal CPU / agent CPU; req/s) |');
-  log('|---|---|---|---|---|---|');
-  for (const k of ['agent', 'minimal']) {
-    const x = lat(k);
-    log(`| latest, autocannon 16 connections, median of 3 x ${SECONDS} s | ${k} | ${x.rps.toFixed(0)} | ${x.p99} | ${x.cpu.toFixed(3)} | ${k === 'agent' ? `**${(lat('minimal').cpu / x.cpu).toFixed(2)}x**; ${(x.rps / lat('minimal').rps).toFixed(2)}x` : ''} |`);
-  }
+  await latestCapacity(servers, latest, 'after the lists');
   await Promise.all([stop(agent), stop(bare)]);
 
   // 4. History at fleet scale: a copy of the 2-year fleet, a second agent and the minimal server on it.

@@ -18,7 +18,8 @@
 #   tvm_attach_boot_disk            plugs the boot disk into the running VM (QEMU's monitor)
 #   tvm_poweroff_hard               SIGKILL to QEMU: the guest's power is cut
 #   tvm_https_ok                    GET /api/version over HTTPS answers 200
-#   tvm_wait_https LIMIT_S          prints seconds from power-on to the first 200, fails after LIMIT_S
+#   tvm_wait_https LIMIT_S          prints seconds from power-on to the first 200; fails once the
+#                                   guest has shown no progress for LIMIT_S (below)
 #   tvm_wait_console                the root console answers (60 s at most)
 #   tvm_sh COMMAND...               runs COMMAND in the VM as root, prints its output, its status
 # Needs: TVM_OUT (the build output, default <repo>/build/amd64), qemu-system-x86_64, OVMF,
@@ -114,7 +115,8 @@ TVM_SMP=${TVM_SMP:-1}
 tvm_boot() {
   TVM_T0=$(date +%s.%N)
   rm -f "$TVM_DIR/power-cut" "$TVM_DIR/boot-disk-plugged"
-  : >"$TVM_DIR/serial-$1.log"
+  TVM_SERIAL=$TVM_DIR/serial-$1.log
+  : >"$TVM_SERIAL"
   tvm_power "$1" &
   TVM_PID=$!
 }
@@ -231,12 +233,27 @@ tvm_poweroff_hard() {
 
 tvm_https_ok() { curl -sk --max-time 10 -o /dev/null -w '%{http_code}' "https://127.0.0.1:$TVM_HTTPS_PORT/api/version" 2>/dev/null | grep -qx 200; }
 
+# A loaded machine slows a boot without stopping it (a first boot beside two CPU hogs and the
+# card's build took over 300 s to HTTPS), so the wait follows the guest's progress: its serial
+# console and, when that has been quiet for 30 s, its journal, asked through the test console at
+# most every 15 s. It gives up once neither has moved for LIMIT_S seconds, or after 3 x LIMIT_S in
+# all (a boot that loops).
 tvm_wait_https() {
-  local limit=$1
+  local limit=$1 start=$SECONDS moved=$SECONDS looked=0 size last_size="" cursor last_cursor=""
   while :; do
     if tvm_https_ok; then awk -v a="$TVM_T0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; return 0; fi
     kill -0 "$TVM_PID" 2>/dev/null || { echo "QEMU exited" >&2; return 1; }
-    if [ "$(awk -v a="$TVM_T0" -v b="$(date +%s.%N)" 'BEGIN { print int(b - a) }')" -ge "$limit" ]; then return 1; fi
+    size=$(stat -c %s "$TVM_SERIAL" 2>/dev/null || echo 0)
+    [ "$size" = "$last_size" ] || { last_size=$size; moved=$SECONDS; }
+    if [ $(( SECONDS - moved )) -ge 30 ] && [ $(( SECONDS - looked )) -ge 15 ] && [ -S "$TVM_SOCK" ]; then
+      looked=$SECONDS
+      cursor=$(VM_TIMEOUT=10 tvm_sh "journalctl -q -n 0 --show-cursor" 2>/dev/null) || cursor=""
+      [ -z "$cursor" ] || [ "$cursor" = "$last_cursor" ] || { last_cursor=$cursor; moved=$SECONDS; }
+    fi
+    if [ $(( SECONDS - moved )) -ge "$limit" ] || [ $(( SECONDS - start )) -ge $(( 3 * limit )) ]; then
+      echo "no HTTPS after $(( SECONDS - start ))s; the guest's last progress $(( SECONDS - moved ))s ago" >&2
+      return 1
+    fi
     sleep 0.5
   done
 }

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 const [sock, timeoutS, ...rest] = process.argv.slice(2);
 const command = rest.join(' ');
 const nonce = randomBytes(6).toString('hex');
+const begin = new RegExp(`__BEGIN_${nonce}__\r?\n`);
 const end = new RegExp(`__END_${nonce}_(\\d+)__`);
 const c = connect(sock);
 let buf = '';
@@ -18,14 +19,17 @@ const timer = setTimeout(() => {
 }, Number(timeoutS) * 1000);
 c.on('connect', () => {
   // Run in a subshell so `exit` or `set -e` in the command cannot end the console.
-  c.write(`( ${command}\n) 2>&1; echo "__END_${nonce}_$?__"\n`);
+  // Its output starts after its own begin marker: an earlier call that timed out (a command sent
+  // before the console's shell was up) may still print its output and end marker first.
+  c.write(`echo __BEGIN_${nonce}__; ( ${command}\n) 2>&1; echo "__END_${nonce}_$?__"\n`);
 });
 c.on('data', (d) => {
   buf += d.toString('utf8');
   const m = end.exec(buf);
   if (m) {
     clearTimeout(timer);
-    process.stdout.write(buf.slice(0, m.index));
+    const b = begin.exec(buf);
+    process.stdout.write(buf.slice(b ? b.index + b[0].length : 0, m.index));
     c.destroy();
     process.exit(Number(m[1]));
   }

@@ -59,7 +59,7 @@ boot_times=()
 for cycle in $(seq 0 "$cycles"); do
   tvm_boot "boot$cycle"
   if ! t=$(tvm_wait_https 300); then
-    echo "boot $cycle: HTTPS did not come back within 300 s"; tail -n 30 "$tmp/serial-boot$cycle.log" | tr -d '\r' | sed 's/^/    /'
+    echo "boot $cycle: HTTPS did not come back (no progress for 300 s, or 900 s in all)"; tail -n 30 "$tmp/serial-boot$cycle.log" | tr -d '\r' | sed 's/^/    /'
     not_back=$((not_back + 1)); tvm_poweroff_hard; continue
   fi
   boot_times+=("$t")
