@@ -33,7 +33,7 @@
 #      then a second boot from power-on, each with its figures (a quick run while working on boot
 #      time).
 #      PRINTBOX_BOOT_TEST_FIRST_BOOT_S (default 300): how long a first boot may go without progress
-#      (its console or journal) before HTTPS answers (test-vm.sh, tvm_wait_https).
+#      (its serial console) before HTTPS answers (test-vm.sh, tvm_wait_https).
 # Figures of each timed boot (issue 34): systemd-analyze's total, the agent's critical chain, the
 # slowest units (blame), and the agent's own start-up phases (its "start-up phases" log line).
 set -euo pipefail
