@@ -117,12 +117,12 @@ tvm_boot() {
   rm -f "$TVM_DIR/power-cut" "$TVM_DIR/boot-disk-plugged"
   TVM_SERIAL=$TVM_DIR/serial-$1.log
   : >"$TVM_SERIAL"
-  tvm_power "$1" &
+  tvm_power &
   TVM_PID=$!
 }
 
 tvm_power() {
-  local log=$TVM_DIR/serial-$1.log qemu watch status
+  local log=$TVM_SERIAL qemu watch status
   while [ ! -e "$TVM_DIR/power-cut" ]; do
     tvm_qemu "$log" &
     qemu=$!
