@@ -69,10 +69,10 @@ failures=0
 pass() { echo "  ok   $*"; }
 fail() { echo "  FAIL $*"; failures=$((failures + 1)); explain_failure; }
 check() { local what=$1; shift; if "$@"; then pass "$what"; else fail "$what"; fi; }
-stage_start=0 stage_name="" explained_stage=""
+stage_start=0 stage_name="" explained_stage="" explain_units=""
 stage() { stage_start=$(date +%s); stage_name=$1; echo "== boot test: $1"; }
 # Why a check failed, once per stage while the VM runs: the failed units' journal, the
-# provisioning and agent units' last lines, the console's last lines.
+# provisioning and agent units' last lines (and the stage's own, explain_units), the console's last lines.
 explain_failure() {
   [ "$explained_stage" != "$stage_name" ] || return 0
   explained_stage=$stage_name
@@ -80,7 +80,7 @@ explain_failure() {
   [ -S "${TVM_SOCK:-}" ] || return 0
   local failed u
   failed=$(VM_TIMEOUT=15 tvm_sh systemctl list-units --failed --plain --no-legend 2>/dev/null | tr -d '\r' | awk '{print $1}') || true
-  for u in $failed printbox-provision.service printbox-agent.service; do
+  for u in $failed printbox-provision.service printbox-agent.service $explain_units; do
     echo "       --- journal of $u (this boot, last lines):"
     VM_TIMEOUT=15 tvm_sh "journalctl -b -u $u --no-pager -o short-monotonic | tail -n 25" 2>/dev/null | tr -d '\r' | sed 's/^/       /' || true
   done
@@ -296,6 +296,11 @@ grep -q 'NRestarts=0 ' <<<"$state" || vm "journalctl -b -u printbox-agent.servic
 check "redirect socket active" vm systemctl is-active --quiet printbox-redirect.socket
 failed_units=$(vm systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ') || true
 check "no failed units (${failed_units:-none})" test -z "$failed_units"
+# The test console itself: a line that arrives cut (its start lost while the port opened, or a
+# quote left open) is refused whole, and the next command is answered (one shell reading the
+# port waited for the rest of such a line for good).
+node -e 'const c = require("net").connect(process.argv[1]); c.end("echo \x27never closed\nZWNobyBwYXJ0 tail of a line\n")' "$TVM_SOCK" || true
+check "test console: answers after a cut line" vm true
 host=$(vm cat /proc/sys/kernel/hostname | tr -d '\r\n') || true
 check "host name $host = $expect_host" test "$host" = "$expect_host"
 key_stat=$(vm stat -c "'%a %U %G'" /var/lib/printbox/tls/agent.key | tr -d '\r\n') || true
@@ -468,6 +473,7 @@ check "signed in again after the watchdog's restart" signin_when_unlocked
 stage_end "USB printers (gadgets on dummy_hcd in the VM's kernel)"
 
 stage "A/B update with RAUC, through the agent's API"
+explain_units=rauc.service
 
 # From here on the technician's browser session drives it: the update source, check, force.
 # Sessions live in the agent's memory: the technician signs in again after each reboot.
@@ -493,12 +499,21 @@ slot_b_empty() { vm "cmp -s -n 1048576 /dev/disk/by-partlabel/rootB /dev/zero"; 
 version_is() { [ "$(api "https://127.0.0.1:$https_port/api/version" | field version)" = "$1" ]; }
 # Boots GRUB has started since power-on, from the serial console.
 boots_so_far() { grep -ac 'Booting .PrintBox slot' "$serial_now" 2>/dev/null || true; }
-wait_down_up() { # the box reboots (a new boot on its serial console), then serves again (tvm_wait_https $1)
-  local before t0=$(date +%s)
-  before=$(boots_so_far)
+# The update the test just forced failed before any reboot: its status names a new error.
+new_update_error() { # ERROR_AT_BEFORE
+  local s at
+  s=$(status_json); at=$(field last_error_at <<<"$s")
+  [ -n "$at" ] && [ "$at" != null ] && [ "$at" != "$1" ] || return 1
+  echo "       the update failed before the reboot: $(field last_error <<<"$s")"
+}
+wait_down_up() { # forces the offered update; the box reboots (a new boot on its serial console), then serves again (tvm_wait_https $1)
+  local before t0=$(date +%s) error_before
+  before=$(boots_so_far) error_before=$(status_json | field last_error_at)
+  force >/dev/null
   while [ "$(boots_so_far)" -le "$before" ]; do
     [ $(( $(date +%s) - t0 )) -lt 900 ] || return 1
-    sleep 1
+    ! new_update_error "$error_before" || return 1
+    sleep 2
   done
   TVM_T0=$(date +%s.%N)
   wait_https "$1" >/dev/null && wait_console
@@ -559,12 +574,14 @@ check "the limiter's warning is on the card before the cut" \
 offer "$v_next" "printbox-$v_next.raucb"
 s=$(authed -X POST "https://127.0.0.1:$https_port/api/autoupdate/check") || true
 check "check: $v_next available" test "$(field available_version <<<"$s")" = "$v_next"
+error_before=$(status_json | field last_error_at)
 t_force=$(date +%s)
 force >/dev/null
 # Progress: the download ends (state installing), the writer is let go, and the power is cut once
-# RAUC is 20 % through and the agent has answered the writer.
+# RAUC is 20 % through and the agent has answered the writer. A new error ends the wait at once.
 t_install="" writes=""
 for _ in $(seq 1 900); do
+  ! new_update_error "$error_before" || break
   s=$(status_json)
   if [ "$(field state <<<"$s")" = installing ]; then
     [ -n "$t_install" ] || { t_install=$(( $(date +%s) - t_force )); vm touch /tmp/writer-go >/dev/null || true; }
@@ -617,7 +634,6 @@ records_before=$(wc -l <"$tmp/records-before")
 
 # The whole update: force, then the box reboots into slot B by itself and serves the new version.
 t_force=$(date +%s)
-force >/dev/null
 if wait_down_up 600; then
   t_update=$(( $(date +%s) - t_force )); pass "force -> slot B serving: ${t_update}s"
 else fail "force -> reboot -> serving"; show_serial installcut; exit 1; fi
@@ -660,7 +676,6 @@ check "slot A not written by the refused install" test "$(slot_a_head)" = "$a_be
 # An update whose agent never becomes ready: installed into A, booted once, and the box goes back to B.
 offer "$v_bad" "printbox-$v_bad.raucb"
 t_force=$(date +%s)
-force >/dev/null
 if wait_down_up 900; then
   t_back=$(( $(date +%s) - t_force )); pass "an update that never serves: back on a serving box ${t_back}s after force"
 else fail "rollback: HTTPS"; show_serial installcut; exit 1; fi

@@ -46,6 +46,8 @@ tvm_test_rootfs() {
   debugfs -w -f - "$img" >/dev/null 2>&1 <<CMDS
 cd /etc/systemd/system
 write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
+cd /usr/local/lib
+write $TVM_DIR/printbox-testconsole.sh printbox-testconsole.sh
 CMDS
   if [ -n "${TVM_TEST_FILES:-}" ]; then
     { echo "mkdir /opt/printbox-test"; echo "cd /opt/printbox-test"
@@ -71,12 +73,27 @@ Description=Test console (test copy of the image only)
 DefaultDependencies=no
 After=systemd-udevd.service
 [Service]
-ExecStart=/bin/sh -c 'stty -F /dev/ttyS1 raw -echo 115200; cat /dev/ttyS1 | /bin/bash >/dev/ttyS1 2>&1'
+ExecStart=/bin/bash /usr/local/lib/printbox-testconsole.sh
 Restart=always
 # A reboot does not wait 90 s (the default) for what the test started from here, such as the
 # USB stage's gadget-side processes.
 TimeoutStopSec=5s
 UNIT
+  # One line per command (vmsh.mjs): "PBXCMD NONCE BASE64". Each runs in a shell of its own, so
+  # a line cut short (sent before the port was open, or while the guest was starved) is refused
+  # on its own and cannot leave a shell waiting for the rest of it, as one long-lived shell
+  # reading the port did.
+  cat > "$TVM_DIR/printbox-testconsole.sh" <<'CONSOLE'
+stty -F /dev/ttyS1 raw -echo 115200
+exec </dev/ttyS1 >/dev/ttyS1 2>&1
+while IFS=' ' read -r tag nonce b64; do
+  [ "$tag" = PBXCMD ] || continue
+  cmd=$(printf '%s' "$b64" | base64 -d 2>/dev/null) || continue
+  echo "__BEGIN_${nonce}__"
+  bash -c "$cmd" </dev/null 2>&1
+  echo "__END_${nonce}_$?__"
+done
+CONSOLE
   tvm_test_rootfs "$parts/input/rootfs.img"
   # The console unit is started from the kernel command line, which GRUB extends with this
   # variable of its environment block (image/amd64/grub.cfg): only this copy sets it.

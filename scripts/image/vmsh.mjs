@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Boot test helper: runs one shell command in the test VM through the test-only console (a root
-// shell on the VM's second serial port, added only to the boot test's copy of the image) and
-// prints its output; exits with the command's exit status.
+// console on the VM's second serial port, added only to the boot test's copy of the image,
+// scripts/image/test-vm.sh) and prints its output; exits with the command's exit status.
 //   node vmsh.mjs SOCKET TIMEOUT_S COMMAND
 import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -18,10 +18,10 @@ const timer = setTimeout(() => {
   process.exit(124);
 }, Number(timeoutS) * 1000);
 c.on('connect', () => {
-  // Run in a subshell so `exit` or `set -e` in the command cannot end the console.
-  // Its output starts after its own begin marker: an earlier call that timed out (a command sent
-  // before the console's shell was up) may still print its output and end marker first.
-  c.write(`echo __BEGIN_${nonce}__; ( ${command}\n) 2>&1; echo "__END_${nonce}_$?__"\n`);
+  // One line, the command in base64: the console runs it in a shell of its own, or refuses the
+  // line whole when it arrived cut. Output is taken from between this call's own markers: an
+  // earlier call that timed out may still print its output first.
+  c.write(`PBXCMD ${nonce} ${Buffer.from(command).toString('base64')}\n`);
 });
 c.on('data', (d) => {
   buf += d.toString('utf8');
