@@ -209,7 +209,10 @@ boot_figures() {
   VM_TIMEOUT=200 vm "timeout 180 systemctl is-system-running --wait >/dev/null; systemd-analyze 2>&1 | head -n 1; \
     systemd-analyze critical-chain printbox-agent.service 2>&1 | tail -n +3; echo 'slowest units:'; systemd-analyze blame 2>&1 | head -n 15; \
     journalctl -b -u printbox-agent.service -o short-monotonic --no-pager | grep 'start-up phases' | tail -n 1 \
-      | sed 's/^\(\[ *[0-9.]*\]\).*\"phases_ms\":{\([^}]*\)},\"total_ms\":\([0-9]*\).*/agent start-up phases (ms): \2; total \3 ms from its start; logged at \1/'" \
+      | sed 's/^\(\[ *[0-9.]*\]\).*\"phases_ms\":{\([^}]*\)},\"total_ms\":\([0-9]*\).*/agent start-up phases (ms): \2; total \3 ms from its start; logged at \1/'; \
+    pings=\$(journalctl -b -u printbox-agent.service -o short-monotonic --no-pager | grep 'watchdog ping'); \
+    echo \"watchdog ping warnings (late: the event loop blocked; slow: systemd-notify): \$(printf '%s' \"\$pings\" | grep -c .)\"; \
+    printf '%s\n' \"\$pings\" | grep . | tail -n 3" \
     | tr -d '\r' | sed 's/^/       /' || true
 }
 # How long a one-shot unit's last run took (activation to deactivation, from its timestamps).
