@@ -187,19 +187,31 @@ wait_console() { tvm_wait_console; }
 # Host requests arrive through QEMU's user network from 10.0.2.2: a peer on the LAN, not loopback.
 api() { curl -sk --max-time 20 "$@"; }
 # Signs in as USER with PASSWORD (default: the provisioned technician); sets $cookie, fails when
-# no session cookie came back. Sessions live in the agent's memory: again after each reboot.
-cookie=""
+# no session cookie came back, and then says what came instead (signin_said). Sessions live in the
+# agent's memory: again after each reboot.
+cookie="" signin_said=""
 signin() {
   local login
   # (a sign-in hashes the password: under TCG on a loaded host that took over 20 s once, so it gets
   # a longer bound than other requests; it returns as soon as the agent answers)
-  login=$(curl -sk --max-time 120 -D - -o /dev/null -H 'Content-Type: application/json' \
-    -d "{\"username\":\"${1:-tech}\",\"password\":\"${2:-$provisioned_password}\"}" "https://127.0.0.1:$https_port/api/v1/auth/login" | tr -d '\r') || true
+  login=$(curl -sk --max-time 120 -D - -o /dev/null -w 'http_code=%{http_code}\n' -H 'Content-Type: application/json' \
+    -d "{\"username\":\"${1:-tech}\",\"password\":\"${2:-$provisioned_password}\"}" "https://127.0.0.1:$https_port/api/v1/auth/login"; echo "curl_exit=$?")
+  login=$(tr -d '\r' <<<"$login")
   cookie=$(sed -n 's/^[Ss]et-[Cc]ookie: \(pm_agent_session=[^;]*\);.*/\1/p' <<<"$login")
-  [ -n "$cookie" ]
+  signin_said="HTTP $(sed -n 's/^http_code=//p' <<<"$login"), curl exit $(sed -n 's/^curl_exit=//p' <<<"$login")"
+  [ -n "$cookie" ] || { echo "       sign-in as ${1:-tech}: no session ($signin_said)"; return 1; }
 }
-# Signs in, retrying while the sign-in limiter answers 429 (its lock ends by itself), up to 30 s.
-signin_when_unlocked() { local _; for _ in $(seq 1 30); do signin "$@" && return 0; sleep 1; done; return 1; }
+# Signs in as a technician would after a boot: again while the agent is not answering yet, is
+# busy with its start (curl failed: no answer, or the connection cut) or the limiter's lock holds
+# (429), for up to 180 s. Wrong credentials (401) fail at once.
+signin_retrying() {
+  local t0=$SECONDS
+  until signin "$@"; do
+    case $signin_said in "HTTP 401"*) return 1 ;; esac
+    [ $(( SECONDS - t0 )) -lt 180 ] || return 1
+    sleep 2
+  done
+}
 authed() { api -H "Cookie: $cookie" -H 'Accept: application/json' "$@"; }
 # Where the boot just timed went, seen from inside the VM once it has finished booting:
 # systemd-analyze's total, the agent's critical chain, the slowest units, and the agent's own
@@ -368,7 +380,7 @@ code=$(api -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 127.0.0.1' -H 'X-
 check "forged forwarding headers from the LAN: 401 ($code)" test "$code" = 401
 code=$(api -o /dev/null -w '%{http_code}' --path-as-is "https://127.0.0.1:$https_port//settings") || true
 check "//settings from the LAN: 400 ($code)" test "$code" = 400
-check "sign-in with the provisioned password" signin
+check "sign-in with the provisioned password" signin_retrying
 settings=$(authed "https://127.0.0.1:$https_port/settings") || true
 check "discovery on out of the box (subnet scan, automatic)" grep -q '"subnet_scan":true.*"auto_discover":true' <<<"$settings"
 check "provisioned polling interval applied" grep -q '"interval_minutes":20' <<<"$settings"
@@ -470,7 +482,7 @@ stage "USB printers (gadgets on dummy_hcd in the VM's kernel)"
 # The watchdog's restart ended the session (sessions live in the agent's memory), and the six
 # failed sign-ins above locked the account for 2 s: sign in again once the lock has ended. The
 # stage also gives the agent's batched warnings (flushed to the card within 60 s) time to reach it.
-check "signed in again after the watchdog's restart" signin_when_unlocked
+check "signed in again after the watchdog's restart" signin_retrying
 # shellcheck source=image/usb-stage.sh
 . "$repo/scripts/image/usb-stage.sh"
 stage_end "USB printers (gadgets on dummy_hcd in the VM's kernel)"
@@ -618,7 +630,7 @@ prov_state=$(vm systemctl show -p Result,ExecMainStatus printbox-provision.servi
 check "broken printbox.toml: provisioning unit did not fail the boot ($prov_state)" grep -q 'ExecMainStatus=0 Result=success' <<<"$prov_state"
 check "broken printbox.toml: the state record says refused, with the reason" \
   vm "grep -q '\"message\": \"refused: polling.interval_minutes must be an integer' /var/lib/printbox/provision-state.json"
-check "broken printbox.toml: the provisioned account still signs in" signin
+check "broken printbox.toml: the provisioned account still signs in" signin_retrying
 logs=$(authed "https://127.0.0.1:$https_port/logs?level=warn&tail=2000") || true
 check "/logs after the power cut: the limiter's warning from before it (previous_run)" \
   grep -q '"msg":"repeated failed sign-in attempts: rate limited"[^}]*"previous_run":true\|"previous_run":true[^}]*"msg":"repeated failed sign-in attempts: rate limited"' <<<"$logs"
@@ -649,7 +661,7 @@ check "slot B marked good (grubenv B_TRY=0), trial file gone" \
   vm "grub-editenv /boot/efi/EFI/BOOT/grubenv list | grep -qx B_TRY=0 && test ! -e /var/lib/printbox/.update-trial"
 cert_sum4=$(vm sha256sum /var/lib/printbox/tls/agent.crt | cut -c1-64) || true
 check "slot B serves the same certificate and key" test "$cert_sum1" = "$cert_sum4"
-check "slot B: the provisioned account signs in (database kept)" signin
+check "slot B: the provisioned account signs in (database kept)" signin_retrying
 backup_records >"$tmp/records-after" || true
 lost=$(LC_ALL=C comm -23 "$tmp/records-before" "$tmp/records-after" | wc -l)
 check "slot B keeps every device and reading from before the update ($records_before records before, $(wc -l <"$tmp/records-after") after, $lost lost)" \
@@ -682,7 +694,7 @@ t_force=$(date +%s)
 if wait_down_up 900; then
   t_back=$(( $(date +%s) - t_force )); pass "an update that never serves: back on a serving box ${t_back}s after force"
 else fail "rollback: HTTPS"; show_serial installcut; exit 1; fi
-check "signed in on slot B after the rollback" signin
+check "signed in on slot B after the rollback" signin_retrying
 slot=$(slot_of) || true
 check "after the failed update: booted from slot B ($slot), version $v_next" version_is "$v_next"
 # (read once slot B's mark-good has written GRUB's environment: read while it is being replaced,
@@ -744,7 +756,7 @@ check "late boot partition: the state record says applied at ..." grep -q '"mess
 check "late boot partition: the setup code is gone" vm "test ! -e /run/printbox-setup/code -a ! -e /var/lib/printbox/setup-code"
 agent_pid2=$(vm systemctl show -p MainPID --value printbox-agent.service | tr -d '\r\n') || true
 check "late boot partition: the same agent process serves (MainPID $agent_pid -> $agent_pid2)" test -n "$agent_pid" -a "$agent_pid" = "$agent_pid2"
-check "late boot partition: the running agent signs in the provisioned account" signin late "$late_password"
+check "late boot partition: the running agent signs in the provisioned account" signin_retrying late "$late_password"
 settings=$(authed "https://127.0.0.1:$https_port/settings") || true
 check "late boot partition: the running agent uses the provisioned polling interval" grep -q '"interval_minutes":25' <<<"$settings"
 check "late boot partition: GET /settings provisioning says applied" \

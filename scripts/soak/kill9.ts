@@ -97,8 +97,13 @@ export async function runKill9(opts: Kill9Options): Promise<Kill9Result> {
       ];
       // Mostly 0.2-1.2 s into the load; one cycle in ten within 100 ms of the writers starting
       // (just after the restart and its checks), while the start-up roll-up catch-up may still run.
+      // Until every kind of write has been acknowledged once in the run, that moment is counted
+      // from the first acknowledgement of the kinds still missing: on a loaded machine a poll (a
+      // real SNMP read) can take longer than any of the moments, and a run that never killed the
+      // agent after one would not have tested it.
       const early = random() < 0.1;
       const delay = Math.floor(early ? random() * 100 : 200 + random() * 1000);
+      await untilAcknowledged(ledger, a, PROGRESS_WAIT_MS);
       await sleep(delay);
       const exited = new Promise((r) => a.proc.once('exit', r));
       a.proc.kill('SIGKILL');
@@ -140,6 +145,30 @@ export async function runKill9(opts: Kill9Options): Promise<Kill9Result> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The longest a cycle waits for a kind of write not yet acknowledged in the run. */
+const PROGRESS_WAIT_MS = 120_000;
+
+/** The kinds of write the test asserts, not yet acknowledged in the run. */
+function unacknowledged(ledger: Ledger): string[] {
+  const count: Record<string, number> = {
+    polls: ledger.snapshots.length,
+    updates: ledger.updateCount,
+    settings: ledger.settingCount,
+    imports: ledger.imported.length,
+  };
+  return Object.keys(count).filter((k) => count[k] === 0);
+}
+
+/** Waits until each kind missing when called has been acknowledged once, the agent has exited, or limitMs. */
+async function untilAcknowledged(ledger: Ledger, agent: Agent, limitMs: number): Promise<void> {
+  const missing = unacknowledged(ledger);
+  if (missing.length === 0) return;
+  let exited = agent.proc.exitCode !== null || agent.proc.signalCode !== null;
+  agent.proc.once('exit', () => (exited = true));
+  const t0 = Date.now();
+  while (!exited && Date.now() - t0 < limitMs && unacknowledged(ledger).some((k) => missing.includes(k))) await sleep(20);
+}
 const total = (l: Ledger) => l.snapshots.length + l.updateCount + l.settingCount + l.imported.length + l.saved.size;
 
 function post(agent: Agent, path: string, body: unknown) {
