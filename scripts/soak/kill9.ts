@@ -98,9 +98,9 @@ export async function runKill9(opts: Kill9Options): Promise<Kill9Result> {
       // Mostly 0.2-1.2 s into the load; one cycle in ten within 100 ms of the writers starting
       // (just after the restart and its checks), while the start-up roll-up catch-up may still run.
       // Until every kind of write has been acknowledged once in the run, that moment is counted
-      // from the first acknowledgement of the kinds still missing: on a loaded machine a poll (a
-      // real SNMP read) can take longer than any of the moments, and a run that never killed the
-      // agent after one would not have tested it.
+      // from when the last missing kind was: on a loaded machine a poll (a real SNMP read) can
+      // take longer than any of the moments, and a run that never killed the agent after one
+      // would not have tested it.
       const early = random() < 0.1;
       const delay = Math.floor(early ? random() * 100 : 200 + random() * 1000);
       await untilAcknowledged(ledger, a, PROGRESS_WAIT_MS);
@@ -160,15 +160,15 @@ function unacknowledged(ledger: Ledger): string[] {
   return Object.keys(count).filter((k) => count[k] === 0);
 }
 
-/** Waits until each kind missing when called has been acknowledged once, the agent has exited, or limitMs. */
+/** Waits until every kind has been acknowledged once, the agent has exited, or limitMs. */
 async function untilAcknowledged(ledger: Ledger, agent: Agent, limitMs: number): Promise<void> {
-  const missing = unacknowledged(ledger);
-  if (missing.length === 0) return;
+  if (unacknowledged(ledger).length === 0) return;
   let exited = agent.proc.exitCode !== null || agent.proc.signalCode !== null;
   agent.proc.once('exit', () => (exited = true));
   const t0 = Date.now();
-  while (!exited && Date.now() - t0 < limitMs && unacknowledged(ledger).some((k) => missing.includes(k))) await sleep(20);
+  while (!exited && Date.now() - t0 < limitMs && unacknowledged(ledger).length > 0) await sleep(20);
 }
+
 const total = (l: Ledger) => l.snapshots.length + l.updateCount + l.settingCount + l.imported.length + l.saved.size;
 
 function post(agent: Agent, path: string, body: unknown) {
