@@ -514,12 +514,13 @@ slot_b_empty() { vm "cmp -s -n 1048576 /dev/disk/by-partlabel/rootB /dev/zero"; 
 version_is() { [ "$(api "https://127.0.0.1:$https_port/api/version" | field version)" = "$1" ]; }
 # Boots GRUB has started since power-on, from the serial console.
 boots_so_far() { grep -ac 'Booting .PrintBox slot' "$serial_now" 2>/dev/null || true; }
-# The update the test just forced failed before any reboot: its status names a new error.
-new_update_error() { # ERROR_AT_BEFORE
-  local s at
-  s=$(status_json); at=$(field last_error_at <<<"$s")
+# The update the test just forced failed before any reboot: its status (STATUS_JSON) names an
+# error newer than ERROR_AT_BEFORE.
+new_update_error() { # ERROR_AT_BEFORE STATUS_JSON
+  local at
+  at=$(field last_error_at <<<"$2")
   [ -n "$at" ] && [ "$at" != null ] && [ "$at" != "$1" ] || return 1
-  echo "       the update failed before the reboot: $(field last_error <<<"$s")"
+  echo "       the update failed before the reboot: $(field last_error <<<"$2")"
 }
 wait_down_up() { # forces the offered update; the box reboots (a new boot on its serial console), then serves again (tvm_wait_https $1)
   local before t0=$(date +%s) error_before
@@ -527,7 +528,7 @@ wait_down_up() { # forces the offered update; the box reboots (a new boot on its
   force >/dev/null
   while [ "$(boots_so_far)" -le "$before" ]; do
     [ $(( $(date +%s) - t0 )) -lt 900 ] || return 1
-    ! new_update_error "$error_before" || return 1
+    ! new_update_error "$error_before" "$(status_json)" || return 1
     sleep 2
   done
   TVM_T0=$(date +%s.%N)
@@ -596,8 +597,8 @@ force >/dev/null
 # RAUC is 20 % through and the agent has answered the writer. A new error ends the wait at once.
 t_install="" writes=""
 for _ in $(seq 1 900); do
-  ! new_update_error "$error_before" || break
   s=$(status_json)
+  ! new_update_error "$error_before" "$s" || break
   if [ "$(field state <<<"$s")" = installing ]; then
     [ -n "$t_install" ] || { t_install=$(( $(date +%s) - t_force )); vm touch /tmp/writer-go >/dev/null || true; }
     writes=$(vm tail -n1 /tmp/writer.log | tr -d '\r\n') || true
