@@ -26,8 +26,8 @@ export interface ChannelOptions {
   onFrame(frame: Envelope): void;
   /** A frame that is not the protocol's envelope: answered with an `error` frame. */
   onBadFrame(reason: string): void;
-  /** The server refused the token at the handshake (HTTP 401/403). */
-  onRejected(): void;
+  /** The server refused the token at the handshake (HTTP 401/403); `url` is the one refused. */
+  onRejected(url: string): void;
   /** Largest frame accepted; a larger one closes the socket (1009) and the channel reconnects. */
   maxFrameBytes?: number;
 }
@@ -114,7 +114,7 @@ export class ServerChannel {
     ws.on('pong', () => (this.lastPong = Date.now()));
     ws.on('message', (raw, isBinary) => this.receive(raw.toString(), isBinary));
     ws.on('unexpected-response', (_req, res) => {
-      if (res.statusCode === 401 || res.statusCode === 403) this.o.onRejected();
+      if (res.statusCode === 401 || res.statusCode === 403) this.o.onRejected(url);
       this.o.log.warn({ status: res.statusCode }, 'server channel refused');
       ws.terminate();
     });

@@ -65,6 +65,8 @@ export class ServerLink {
   private readonly ca: Buffer | undefined;
   private client: ServerClient | undefined;
   private url = '';
+  /** The enrollment token the link last (re)started with. */
+  private enrollmentToken = '';
   private state: LinkState = 'off';
   private lastError: string | undefined;
   private lastHeartbeat: string | undefined;
@@ -94,7 +96,7 @@ export class ServerLink {
       metrics: o.metrics,
       log: o.log,
       session: () => this.session(),
-      onRejected: () => this.tokenRefused(),
+      onRejected: (token) => this.tokenRefused(token),
       onProgress: (p) => {
         if (p.ok) this.lastUpload = new Date().toISOString();
         this.uploadError = p.ok ? undefined : p.error;
@@ -128,14 +130,14 @@ export class ServerLink {
       onFrame: (f) => this.frame(f),
       // Logged only: the reference server knows no `error` frame from an agent (it would answer with one).
       onBadFrame: (reason) => this.o.log.warn({ reason }, 'malformed frame from the server'),
-      onRejected: () => this.tokenRefused(),
+      onRejected: (url) => this.tokenRefused(new URL(url).searchParams.get('token') ?? ''),
     });
   }
 
   start(): void {
     this.stops.push(
       this.o.settings.onChange((s) => {
-        if (s.server.url !== this.url || (!this.store.get().agent_token && s.server.enrollment_token)) this.restart();
+        if (s.server.url !== this.url || this.enrollmentChanged(s.server.enrollment_token)) this.restart();
       }),
       this.o.events.subscribe((name, data) => {
         // The server follows an update it asked for (or any other) as update_progress frames.
@@ -150,6 +152,16 @@ export class ServerLink {
       }),
     );
     this.restart();
+  }
+
+  /**
+   * While unregistered, a new enrollment token (or the same one again after a refusal) registers
+   * at once. Any other settings change leaves a registration under way alone: a second one would
+   * race it, and the server keeps only the token it issued last.
+   */
+  private enrollmentChanged(token: string): boolean {
+    if (this.store.get().agent_token || !token) return false;
+    return token !== this.enrollmentToken || this.state === 'rejected';
   }
 
   async stop(): Promise<void> {
@@ -198,8 +210,9 @@ export class ServerLink {
     const generation = ++this.generation;
     void this.halt().then(() => {
       if (this.stopped || generation !== this.generation) return;
-      const url = this.o.settings.get().server.url;
+      const { url, enrollment_token } = this.o.settings.get().server;
       this.url = url;
+      this.enrollmentToken = enrollment_token;
       this.retry.reset();
       this.lastError = undefined;
       this.uploadError = undefined;
@@ -322,8 +335,12 @@ export class ServerLink {
     this.heartbeatTimer.unref();
   }
 
-  private tokenRefused(): void {
-    if (!this.store.get().agent_token) return;
+  /**
+   * A refusal counts only for the token it refused: an answer to a call made with a token the
+   * box has since replaced (a registration meanwhile) must not drop the new one.
+   */
+  private tokenRefused(token: string): void {
+    if (!token || this.store.get().agent_token !== token) return;
     this.o.log.warn('the server refused the agent token: registering again');
     this.store.dropToken();
     this.restart();
@@ -386,7 +403,7 @@ export class ServerLink {
       // The server learns of an applied (or refused) snapshot at once, not a heartbeat later.
       if (news) void this.heartbeat();
     } catch (err) {
-      if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) return this.tokenRefused();
+      if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) return this.tokenRefused(session.token);
       this.lastError = `heartbeat failed: ${err instanceof Error ? err.message : String(err)}`;
       if (!this.channel.connected) this.state = 'offline';
       this.changed();

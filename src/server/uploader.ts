@@ -26,8 +26,8 @@ export interface UploaderOptions {
   log: Logger;
   /** The client and token while registered, else undefined. */
   session(): { client: ServerClient; token: string; agentId: string } | undefined;
-  /** The server refused the token (401/403). */
-  onRejected(): void;
+  /** The server refused this token (401/403). */
+  onRejected(token: string): void;
   /** After every batch the server acknowledged, and after a failure. */
   onProgress(p: { ok: boolean; error?: string }): void;
   batchSize: number;
@@ -117,12 +117,13 @@ export class Uploader {
   private async loop(): Promise<void> {
     while (this.running) {
       let wait: number;
+      const session = this.o.session();
       try {
-        wait = (await this.step()) ? this.o.minIntervalMs : IDLE_CHECK_MS;
+        wait = session && (await this.step(session)) ? this.o.minIntervalMs : IDLE_CHECK_MS;
         this.retry.reset();
       } catch (err) {
         if (!this.running) break;
-        wait = this.failed(err);
+        wait = this.failed(err, session!.token);
       }
       if (!this.running) break;
       await new Promise<void>((resolve) => {
@@ -136,10 +137,10 @@ export class Uploader {
     }
   }
 
-  private failed(err: unknown): number {
+  private failed(err: unknown, token: string): number {
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) {
-      this.o.onRejected();
+      this.o.onRejected(token);
     }
     const wait = this.retry.next();
     this.o.log.warn({ err: message, retry_s: wait / 1000 }, 'upload failed');
@@ -148,9 +149,7 @@ export class Uploader {
   }
 
   /** Sends one batch if anything is waiting; returns whether it sent one. */
-  private async step(): Promise<boolean> {
-    const session = this.o.session();
-    if (!session) return false;
+  private async step(session: Session): Promise<boolean> {
     return (await this.sendDevices(session)) || (await this.sendGap(session)) || (await this.sendMetrics(session));
   }
 

@@ -183,6 +183,32 @@ describe('enrolled agent', () => {
     assert.equal(peer.registrations().length, n + 1, 'once');
   });
 
+  test('a refusal that answers a call made with the old token does not drop the new one', async () => {
+    const HEARTBEAT = '/api/v1/agents/heartbeat';
+    const n = peer.registrations().length;
+    const seq0 = peer.requests().at(-1)?.seq ?? 0;
+    const refusals = () => agent.stdout().split('the server refused the agent token').length - 1;
+    const refused0 = refusals();
+    // The heartbeat sent with the revoked token is answered late; the channel's refusal comes at once.
+    await peer.setMode('slow', { delayMs: 10_000, only: [HEARTBEAT] });
+    try {
+      peer.revokeTokens();
+      await agent.restart();
+      const late = await peer.waitFor(() => peer.requests().find((r) => r.seq > seq0 && r.path === HEARTBEAT && r.status === 401), 60_000, 'the late refusal');
+      const again = peer.registrations()[n];
+      assert.ok(again && again.at < late.at + 10_000, 'registered again (channel refused) before the late refusal was answered');
+      await peer.setMode('ok');
+      // A round trip through the channel after the late refusal: the box has dealt with it by then.
+      await peer.waitForAgentSocket(20_000);
+      const version = await peer.proxy({ url: 'http://localhost/api/version', method: 'GET' });
+      assert.equal(version.status, 200, version.text());
+      assert.equal(peer.registrations().length, n + 1, 'one registration: the late 401 for the old token changed nothing');
+      assert.equal(refusals() - refused0, 1, 'one refusal acted on');
+    } finally {
+      await peer.setMode('ok');
+    }
+  });
+
   test('the WebSocket proxy runs requests through the agent as the proxy principal', async () => {
     await peer.waitForAgentSocket(20_000);
     const list = await peer.proxy({ url: 'http://localhost:8443/devices/list', method: 'GET' });
@@ -495,5 +521,32 @@ test('enrollment through POST /settings; TLS is verified; server_status events f
     await agent.stop();
     await peer.stop();
     await stranger.stop();
+  }
+});
+
+test('a settings change while the box registers leaves that registration alone; a new enrollment token starts over', async () => {
+  const REGISTER = '/api/v1/agents/register-with-token';
+  const peer = await startServerPeer({ enrollmentTokens: ['first-token', 'second-token'] });
+  // The registration's answer comes late, so the changes below arrive while it is under way.
+  await peer.setMode('slow', { delayMs: 4_000, only: [REGISTER] });
+  const agent = await startAgent({ serverUrl: peer.url, server: { enrollment_token: 'first-token', ca_file: peer.caFile } });
+  const post = (body: Json) => agent.request('/settings', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+  try {
+    await peer.waitFor(() => peer.requests().find((r) => r.path === REGISTER), 30_000, 'the registration under way');
+    assert.equal((await post({ discovery: { snmp_timeout_ms: 900 } })).status, 200);
+    await peer.waitForAgentSocket(30_000);
+    assert.equal(peer.requestCount(REGISTER), 1, 'one registration: the server keeps only the token it issued last');
+
+    // Unregistered again, then a new enrollment token while that registration is under way: it starts over with it.
+    peer.revokeTokens();
+    await agent.restart();
+    await peer.waitFor(() => peer.requestCount(REGISTER) === 2 || undefined, 30_000, 'the second registration under way');
+    assert.equal((await post({ server: { url: peer.url, enrollment_token: 'second-token' } })).status, 200);
+    const last = await peer.waitFor(() => peer.registrations().find((r) => r.body.token === 'second-token'), 30_000, 'a registration with the new token');
+    assert.equal(last.agentId, peer.registrations()[0].agentId, 'same identity');
+    await until('online', async () => ((await linkOf(agent)).state === 'online' ? true : undefined));
+  } finally {
+    await agent.stop();
+    await peer.stop();
   }
 });
