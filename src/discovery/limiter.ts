@@ -1,6 +1,7 @@
 // Bounded concurrency for discovery's reads and probes.
+import { paced } from '../loop/pace.js';
 
-/** Runs at most `n` of the given tasks at once, in the order given. */
+/** Runs at most `n` of the given tasks at once, in the order given, each started paced (loop/pace.ts). */
 export function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
   let active = 0;
   const waiting: (() => void)[] = [];
@@ -9,6 +10,7 @@ export function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
     if (active >= n) await new Promise<void>((r) => waiting.push(r));
     else active++;
     try {
+      await paced();
       return await fn();
     } finally {
       const next = waiting.shift();

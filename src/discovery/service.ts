@@ -30,6 +30,7 @@ import { WsdListener } from './wsd.js';
 import { SsdpSearcher } from './ssdp.js';
 import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, readProbedIpp, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
 import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
+import { paced } from '../loop/pace.js';
 
 export { ReadingsKeptError } from './store-readings.js';
 
@@ -716,6 +717,8 @@ export class DiscoveryService {
     let cut = 0; // reads cut short by stop()
     const worker = async () => {
       while (!signal.aborted && !failed) {
+        await paced();
+        if (signal.aborted || failed) break;
         const serial = queue.shift();
         if (serial === undefined) return;
         const device = devices.get(serial);

@@ -14,6 +14,7 @@ import { inAllowedRanges, parseIPv4 } from './ranges.js';
 import { IDENTITY_GET_OIDS, READ_GET_OIDS, WALK_ROOTS } from './oids.js';
 import { openSession, SnmpError, type SecurityLevel, type SessionOptions, type SnmpCredential, type SnmpSession } from './client.js';
 import type { OidValues } from './types.js';
+import { paced } from '../loop/pace.js';
 
 export const DEFAULT_SCAN_TIMEOUT_MS = 2000;
 export const DEFAULT_SCAN_CONCURRENCY = 64;
@@ -286,6 +287,7 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       if (i >= targets.length) return;
       let host: HostReadResult | null = null;
       try {
+        await paced();
         host = await readHostCounted(targets[i], options, stats);
       } catch {
         host = null; // one host's failure never ends the scan
