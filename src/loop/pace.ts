@@ -10,7 +10,8 @@ export const STARTS_PER_TURN = 16;
 let startedThisTurn = 0;
 let turnEnd: NodeJS.Immediate | undefined;
 
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+/** Resolves on the next turn of the event loop, after the timers and I/O due meanwhile. */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Resolves at once while this turn has starts left, else on a later turn that has. */
 export async function paced(): Promise<void> {

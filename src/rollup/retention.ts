@@ -19,6 +19,7 @@ import { statSync } from 'node:fs';
 import { RETENTION_DAYS } from '../model/tiers.js';
 import { keyRange } from '../store/keys.js';
 import { DAY_MS, TIER_DEFS, dayStart, monthStart, withPassCache, ensureBucket, nextSourceTs, type AggTier } from './rollup.js';
+import { nextTurn } from '../loop/pace.js';
 
 /** Rows deleted per transaction, about: some tens of ms on the box, so requests are not held up. */
 export const MAX_ROWS_PER_BATCH = 8000;
@@ -43,8 +44,6 @@ export interface RetentionOptions {
   rawDays?: number;
 }
 
-const yieldImmediate = () => new Promise<void>((r) => setImmediate(r));
-
 // Which aggregated tier is computed from each pruned tier.
 const PRUNE: { source: 'raw' | 'hourly' | 'daily'; parent: AggTier; grain: (ts: number) => number }[] = [
   { source: 'raw', parent: 'hourly', grain: dayStart },
@@ -57,7 +56,7 @@ export function applyRetention(db: Database, now: Date, opts: RetentionOptions =
 }
 
 async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<RetentionResult> {
-  const yieldFn = opts.yieldFn ?? yieldImmediate;
+  const yieldFn = opts.yieldFn ?? nextTurn;
   const res: RetentionResult = { raw: 0, hourly: 0, daily: 0, batches: 0, vacuumedPages: 0 };
   const maintain = opts.maintain ?? true;
   let checkpointed = false;

@@ -17,6 +17,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { METRICS_COUNTERS } from '../model/serialize.js';
 import { BUCKET_MS, bucketOf, keyColumns, keyMatch, keyRange } from '../store/keys.js';
 import { AGGREGATE_COLUMNS } from '../store/metrics.js';
+import { nextTurn } from '../loop/pace.js';
 
 export type AggTier = 'hourly' | 'daily' | 'monthly';
 
@@ -241,8 +242,6 @@ export interface RollupOptions {
   hourlyBatch?: number;
 }
 
-const yieldImmediate = () => new Promise<void>((r) => setImmediate(r));
-
 /** Page cache for a roll-up or retention pass, in KiB. */
 export const PASS_CACHE_KIB = 16_000;
 
@@ -276,7 +275,7 @@ export function rollupOnce(db: Database, now: Date, opts: RollupOptions = {}): P
 }
 
 async function rollupAll(db: Database, now: Date, opts: RollupOptions): Promise<RollupResult> {
-  const yieldFn = opts.yieldFn ?? yieldImmediate;
+  const yieldFn = opts.yieldFn ?? nextTurn;
   const result: RollupResult = { hourly: 0, daily: 0, monthly: 0, batches: 0 };
   const nowMs = now.getTime();
   for (const tier of ['hourly', 'daily', 'monthly'] as const) {

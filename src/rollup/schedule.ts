@@ -11,6 +11,7 @@ import cron from 'node-cron';
 import type { Database } from 'better-sqlite3';
 import { rollupOnce, type RollupResult } from './rollup.js';
 import { applyRetention, configureWal, type RetentionResult } from './retention.js';
+import { nextTurn } from '../loop/pace.js';
 
 export interface RollupLogger {
   info(obj: object, msg?: string): void;
@@ -27,7 +28,7 @@ export const SCHEDULED_HOURLY_BATCH = 24;
 export function abortableYield(signal: AbortSignal): () => Promise<void> {
   return async () => {
     signal.throwIfAborted();
-    await new Promise<void>((r) => setImmediate(r));
+    await nextTurn();
     signal.throwIfAborted();
   };
 }
