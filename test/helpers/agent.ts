@@ -388,8 +388,12 @@ async function waitReady(cfg: TestConfig, p: ChildProcess, log: { out: string; e
     }
     try {
       const r = await httpsRequest(cfg.httpsPort, '/api/version', { insecure: true, timeoutMs: 2000 });
-      if (r.status === 200) return;
-      lastErr = `status ${r.status}: ${r.body}`;
+      // Ready when this agent answers: another test process's agent that took the port first (this
+      // one then exits, "already in use", and startAgent chooses again) serves another certificate
+      // than the one this agent wrote. (An agent on a card that takes no writes has no file: its
+      // certificate lives in memory.)
+      if (r.status === 200 && (!existsSync(cfg.certPath) || r.peerFingerprint === certFingerprint(readFileSync(cfg.certPath)))) return;
+      lastErr = r.status === 200 ? 'another server (its own certificate) answers on this port' : `status ${r.status}: ${r.body}`;
     } catch (e) {
       lastErr = (e as Error).message;
     }
