@@ -227,6 +227,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopWatchdog();
     stopProvisionWatch();
     stopDiscovery();
+    updates.stop();
     alertService.stop();
     notifications.stop();
     storage.stop();

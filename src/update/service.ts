@@ -65,7 +65,16 @@ export interface UpdateServiceOptions {
   events: EventBus;
   log: Logger;
   now(): number;
+  /** Waits before asking RAUC for the slots again after it did not answer (the last repeats). */
+  slotsRetryMs?: readonly number[];
 }
+
+/**
+ * RAUC answers through D-Bus, which a booting box may not have started when the agent first asks
+ * (the agent is ordered after neither: issue 34, power-on to HTTPS): the slots are asked again,
+ * soon at first, then every 10 s, until RAUC answers.
+ */
+const SLOTS_RETRY_MS = [2_000, 4_000, 8_000, 10_000];
 
 /** The file printbox-update-reboot.path watches: the agent cannot reboot the box itself. */
 export const REBOOT_REQUEST = 'reboot-requested';
@@ -76,6 +85,9 @@ export class UpdateService {
   private system: SystemStatus | undefined;
   private job: AbortController | undefined;
   private readonly save: (v: string) => void;
+  private slotsRetry: NodeJS.Timeout | undefined;
+  private slotsFailures = 0;
+  private stopped = false;
 
   constructor(private readonly o: UpdateServiceOptions) {
     const row = o.db.prepare('SELECT value FROM settings WHERE key = ?').get(KEY) as { value: string } | undefined;
@@ -84,15 +96,22 @@ export class UpdateService {
     this.save = (v) => void stmt.run(KEY, v);
   }
 
-  /** Reads the slots and settles an install begun before this start. */
+  /** Reads the slots (again later while RAUC does not answer) and settles an install begun before this start. */
   async start(): Promise<void> {
-    if (this.o.system.unsupported()) return;
+    if (this.o.system.unsupported() || this.stopped) return;
+    clearTimeout(this.slotsRetry);
     try {
       this.system = await this.o.system.status();
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, 'update slots not read');
+      const waits = this.o.slotsRetryMs ?? SLOTS_RETRY_MS;
+      const ms = waits[Math.min(this.slotsFailures, waits.length - 1)];
+      if (this.slotsFailures++ === 0) this.o.log.warn({ err: (err as Error).message, retry_ms: ms }, 'update slots not read: asking again');
+      if (!this.stopped) this.slotsRetry = setTimeout(() => void this.start(), ms).unref();
       return;
     }
+    if (this.stopped) return;
+    if (this.slotsFailures > 0) this.o.log.info({ attempts: this.slotsFailures + 1 }, 'update slots read');
+    this.slotsFailures = 0;
     rmSync(join(this.o.dir, REBOOT_REQUEST), { force: true });
     const p = this.kept.pending;
     if (!p) return;
@@ -159,6 +178,12 @@ export class UpdateService {
       if (this.job === job) this.job = undefined;
     });
     return this.status();
+  }
+
+  /** At shutdown: the slots are not asked again (a later answer would write to a closed database). */
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.slotsRetry);
   }
 
   /** Stops a check or download; an install RAUC has begun cannot be stopped. */

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { openDatabase } from '../../src/store/db.js';
 import { createLogger, LogRing } from '../../src/log/logger.js';
 import { EventBus } from '../../src/events/bus.js';
-import { UpdateService, REBOOT_REQUEST, type UpdateProgress } from '../../src/update/service.js';
+import { UpdateService, REBOOT_REQUEST, type UpdateProgress, type UpdateServiceOptions } from '../../src/update/service.js';
 import { urlSource } from '../../src/update/source.js';
 import { compareVersions, parseOffer } from '../../src/update/manifest.js';
 import type { BundleInfo, SystemStatus, UpdateSystem } from '../../src/update/rauc.js';
@@ -102,7 +102,7 @@ function setUp(opts: { keepFreeBytes?: number; manifestUrl?: string } = {}) {
   const seen: UpdateProgress[] = [];
   events.subscribe((name, data) => name === 'update_progress' && seen.push(data as UpdateProgress));
   const system = new StandInRauc();
-  const make = (sys: UpdateSystem = system) =>
+  const make = (sys: UpdateSystem = system, more: Partial<UpdateServiceOptions> = {}) =>
     new UpdateService({
       db,
       system: sys,
@@ -113,6 +113,7 @@ function setUp(opts: { keepFreeBytes?: number; manifestUrl?: string } = {}) {
       events,
       log: createLogger('silent' as 'error', new LogRing()),
       now: Date.now,
+      ...more,
     });
   return { dir, db, system, seen, make, updateDir: join(dir, 'update') };
 }
@@ -201,6 +202,51 @@ test('an install that did not come up: the next start on the old slot says so, o
   const again = t.make();
   await again.start();
   assert.equal(again.status().last_error, s.last_error, 'kept, not made again');
+});
+
+/** RAUC before D-Bus is up on a booting box: `rauc status` fails the first `down` times it is asked. */
+class RaucNotYetUp extends StandInRauc {
+  asked = 0;
+  constructor(public down: number) {
+    super();
+  }
+  override async status(): Promise<SystemStatus> {
+    this.asked++;
+    if (this.down-- > 0) throw new Error('rauc status: Error retrieving slot status via D-Bus: error creating proxy: Could not connect: No such file or directory');
+    return super.status();
+  }
+}
+
+test('RAUC not answering at start (D-Bus not up yet): the slots are asked again, and the interrupted install is reported once it answers', async () => {
+  const bundle = randomBytes(64 * 1024);
+  const src = await startSource(bundle);
+  const t = setUp({ manifestUrl: `${src.base}/manifest.json` });
+  src.state.manifest = { version: newer, url: `${src.base}/bundle.raucb`, size: bundle.length };
+  const svc = t.make();
+  await svc.start();
+  await svc.force('test');
+  assert.equal((await settled(t.seen)).state, 'rebooting');
+  // Power cut during the install: the box comes up in slot A again, before D-Bus.
+  const rauc = new RaucNotYetUp(2);
+  const back = t.make(rauc, { slotsRetryMs: [20, 40] });
+  await back.start();
+  assert.equal(back.status().current_slot, null, 'not read yet');
+  assert.equal(back.status().last_error, null, 'nothing judged before RAUC answered');
+  for (let i = 0; back.status().current_slot === null; i++) {
+    assert.ok(i < 1000, `the slots were never read again (asked ${rauc.asked} times)`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(rauc.asked, 3);
+  assert.match(String(back.status().last_error), new RegExp(`the update to ${newer.replace(/\./g, '\\.')} did not come up in slot B.*slot A`));
+
+  // Stopped (the agent shutting down): not asked again.
+  const never = new RaucNotYetUp(Infinity);
+  const stopped = t.make(never, { slotsRetryMs: [5] });
+  await stopped.start();
+  stopped.stop();
+  const asked = never.asked;
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(never.asked, asked);
 });
 
 test('refusals change nothing: older version, wrong compatible, RAUC refusing the signature, a source sending too much, no room', async () => {

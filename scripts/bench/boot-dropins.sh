@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Power-on to HTTPS of a first boot (issue 34), with or without systemd drop-ins added to the test
+# VM's disk: a change of units (ordering, CPU weights) can be timed against the same image without
+# rebuilding it. Uses the built image (scripts/build-image.sh amd64) and the boot test's VM (QEMU
+# TCG, one vCPU: slower than a Pi's real CPU; compare runs, not hardware). Needs root, QEMU;
+# nothing leaves the VM.
+#   scripts/bench/boot-dropins.sh [DIR] [RUNS]     (no drop-ins; 1 run)
+# DIR holds UNIT.conf files: each goes to /etc/systemd/system/UNIT.service.d/ on the disk copy
+# (systemd-networkd.conf for systemd-networkd.service). Each run is a fresh disk (a first boot
+# with printbox.toml on its boot partition) and prints: power-on to the first HTTPS answer from
+# outside, systemd-analyze's total, the agent's critical chain, the slowest units, the agent's
+# start-up phases, and when provisioning and the host name unit ran (monotonic seconds).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+dropins=${1:-}
+runs=${2:-1}
+export PATH="$("$repo/scripts/box-node.sh")/bin:$PATH"
+# shellcheck source=../image/test-vm.sh
+. "$repo/scripts/image/test-vm.sh"
+tmp=$(mktemp -d /tmp/printbox-boot-bench.XXXXXX)
+trap 'tvm_poweroff_hard 2>/dev/null; rm -rf "$tmp"' EXIT
+printf '[admin]\nuser = "tech"\npassword = "bench-pass-0451"\n' > "$tmp/printbox.toml"
+
+# The drop-ins join the test's own additions to slot A's root filesystem.
+eval "tvm_test_rootfs_plain() $(declare -f tvm_test_rootfs | tail -n +2)"
+tvm_test_rootfs() {
+  tvm_test_rootfs_plain "$1"
+  [ -n "$dropins" ] || return 0
+  local f unit
+  for f in "$dropins"/*.conf; do
+    unit=$(basename "$f" .conf)
+    printf 'cd /etc/systemd/system\nmkdir %s.service.d\ncd %s.service.d\nwrite %s zz-bench.conf\n' "$unit" "$unit" "$f" \
+      | debugfs -w -f - "$1" >/dev/null 2>&1
+  done
+}
+
+figures='timeout 300 systemctl is-system-running --wait >/dev/null
+systemd-analyze | head -1
+systemd-analyze critical-chain printbox-agent.service | sed -n "4,7p"
+systemd-analyze blame | head -8
+journalctl -b -u printbox-agent -o cat | grep -m1 "start-up phases"
+for u in printbox-hostname printbox-provision; do
+  echo "$u: $(systemctl show -p ExecMainStartTimestampMonotonic -p ExecMainExitTimestampMonotonic "$u" | sed "s/.*=//" | awk "{ printf \"%.1f \", \$1 / 1e6 }")s"
+done'
+
+for run in $(seq 1 "$runs"); do
+  tvm_prepare "$tmp" "$tmp/printbox.toml"
+  tvm_boot "bench-$run"
+  if ! t=$(tvm_wait_https 300); then echo "run $run: no HTTPS" >&2; tail -20 "$TVM_SERIAL" >&2; exit 1; fi
+  echo "== run $run${dropins:+ with $dropins}: power-on to HTTPS ${t} s"
+  tvm_wait_console
+  VM_TIMEOUT=330 tvm_sh "$figures"
+  tvm_poweroff_hard
+done
