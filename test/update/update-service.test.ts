@@ -185,7 +185,8 @@ test('check, then force: a download cut halfway resumes with a Range request; RA
   assert.match(String(later.status().last_error), new RegExp(`update to ${newer.replace(/\./g, '\\.')} ended in slot B`));
 });
 
-test('an install that did not come up: the next start on the old slot says so, once', async () => {
+/** An update installed into slot B and the reboot asked for: the box's state before it reboots. */
+async function installedAwaitingReboot() {
   const bundle = randomBytes(64 * 1024);
   const src = await startSource(bundle);
   const t = setUp({ manifestUrl: `${src.base}/manifest.json` });
@@ -194,6 +195,11 @@ test('an install that did not come up: the next start on the old slot says so, o
   await svc.start();
   await svc.force('test');
   assert.equal((await settled(t.seen)).state, 'rebooting');
+  return t;
+}
+
+test('an install that did not come up: the next start on the old slot says so, once', async () => {
+  const t = await installedAwaitingReboot();
   const back = t.make(); // booted A again: the new slot never served
   await back.start();
   const s = back.status();
@@ -218,14 +224,7 @@ class RaucNotYetUp extends StandInRauc {
 }
 
 test('RAUC not answering at start (D-Bus not up yet): the slots are asked again, and the interrupted install is reported once it answers', async () => {
-  const bundle = randomBytes(64 * 1024);
-  const src = await startSource(bundle);
-  const t = setUp({ manifestUrl: `${src.base}/manifest.json` });
-  src.state.manifest = { version: newer, url: `${src.base}/bundle.raucb`, size: bundle.length };
-  const svc = t.make();
-  await svc.start();
-  await svc.force('test');
-  assert.equal((await settled(t.seen)).state, 'rebooting');
+  const t = await installedAwaitingReboot();
   // Power cut during the install: the box comes up in slot A again, before D-Bus.
   const rauc = new RaucNotYetUp(2);
   const back = t.make(rauc, { slotsRetryMs: [20, 40] });
