@@ -21,20 +21,11 @@ tmp=$(mktemp -d /tmp/printbox-boot-bench.XXXXXX)
 trap 'tvm_poweroff_hard 2>/dev/null; rm -rf "$tmp"' EXIT
 printf '[admin]\nuser = "tech"\npassword = "bench-pass-0451"\n' > "$tmp/printbox.toml"
 
-# The drop-ins join the test's own additions to slot A's root filesystem.
-eval "tvm_test_rootfs_plain() $(declare -f tvm_test_rootfs | tail -n +2)"
-tvm_test_rootfs() {
-  tvm_test_rootfs_plain "$1"
-  [ -n "$dropins" ] || return 0
-  local f unit
-  for f in "$dropins"/*.conf; do
-    unit=$(basename "$f" .conf)
-    printf 'cd /etc/systemd/system\nmkdir %s.service.d\ncd %s.service.d\nwrite %s zz-bench.conf\n' "$unit" "$unit" "$f" \
-      | debugfs -w -f - "$1" >/dev/null 2>&1
-  done
-}
+# The drop-ins join the test's own additions to slot A's root filesystem (tvm_test_rootfs).
+TVM_DROPINS=$dropins
 
 figures='timeout 300 systemctl is-system-running --wait >/dev/null
+ls /etc/systemd/system/*.service.d/zz-test.conf 2>/dev/null | sed "s/^/drop-in: /"
 systemd-analyze | head -1
 systemd-analyze critical-chain printbox-agent.service | sed -n "4,7p"
 systemd-analyze blame | head -8

@@ -10,7 +10,9 @@
 #                                   with the console unit, a boot disk carrying the
 #                                   printbox.toml file TOML; picks the forwarded ports
 #                                   (TVM_HTTPS_PORT, TVM_HTTP_PORT); the files named in
-#                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy
+#                                   TVM_TEST_FILES (if any) go to /opt/printbox-test/ in the copy;
+#                                   each UNIT.conf in the folder TVM_DROPINS (if any) becomes a
+#                                   drop-in of UNIT.service in the copy
 #   tvm_boot NAME                   power on (serial log DIR/serial-NAME.log); sets TVM_PID (the
 #                                   power, running until the guest powers off: each guest reboot is
 #                                   a new QEMU), TVM_T0 (TVM_BOOT_DISK_LATE=1: without the boot
@@ -39,7 +41,7 @@ TVM_NETDEV_EXTRA=
 tvm_port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 tvm_pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); tvm_port_free "$p" && { echo "$p"; return; }; done; }
 
-# The test's additions to a root filesystem image (the test console unit, TVM_TEST_FILES): in the
+# The test's additions to a root filesystem image (the test console unit, TVM_TEST_FILES, TVM_DROPINS): in the
 # copy slot A boots from, and in the update bundles the A/B stage installs.
 tvm_test_rootfs() {
   local img=$1
@@ -52,6 +54,14 @@ CMDS
   if [ -n "${TVM_TEST_FILES:-}" ]; then
     { echo "mkdir /opt/printbox-test"; echo "cd /opt/printbox-test"
       for f in $TVM_TEST_FILES; do echo "write $f $(basename "$f")"; done; } | debugfs -w -f - "$img" >/dev/null 2>&1
+  fi
+  if [ -n "${TVM_DROPINS:-}" ]; then
+    local unit
+    for f in "$TVM_DROPINS"/*.conf; do
+      unit=$(basename "$f" .conf)
+      printf 'cd /etc/systemd/system\nmkdir %s.service.d\ncd %s.service.d\nwrite %s zz-test.conf\n' "$unit" "$unit" "$f" \
+        | debugfs -w -f - "$img" >/dev/null 2>&1
+    done
   fi
 }
 
