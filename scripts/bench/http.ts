@@ -1,9 +1,10 @@
 // The agent's HTTP cost (issue 22): the agent against minimal-server.ts (node:https +
 // better-sqlite3, the same database, certificate, queries and JSON) in one run, interleaved and
-// repeated, under autocannon (16 connections, keep-alive). For each endpoint: requests/s,
-// p50/p99 latency, the server's CPU per request (from /proc), and agent/minimal ratios. Then
-// start-up: spawn to the first 200 of each. Everything on 127.0.0.1.
-//   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 5] [--rounds 3] [--db FILE]
+// repeated, under autocannon (16 connections, keep-alive; the servers on a core of their own,
+// autocannon on the others: pinnedApart). For each endpoint: requests/s, p50/p99 latency, the
+// server's CPU per request (from /proc), and agent/minimal ratios, the CPU ratio as the median of
+// each round's pair of runs. Then start-up: spawn to the first 200 of each. Everything on 127.0.0.1.
+//   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 3] [--rounds 5] [--db FILE]
 //     [--flags unit|none] [--only SUBSTRING]
 // --flags: both servers run with the agent unit's Node flags and memory environment (the default:
 // what the box runs), or with none. --only: just the endpoints whose path contains SUBSTRING.
@@ -21,7 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { device, metrics, ndjson } from '../../test/helpers/seed.js';
 import { readSnmprec } from '../../test/helpers/snmprec.js';
 import { parsePrinter, type ParsedPrinter } from '../../src/snmp/parse/printer.js';
-import { cpuMs, freePort, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
+import { cpuMs, freePort, pinnedApart, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -31,8 +32,8 @@ const option = (name: string) => {
   return i > 0 ? process.argv[i + 1] : undefined;
 };
 const DEVICES = Number(option('devices') ?? 500);
-const SECONDS = Number(option('seconds') ?? 5);
-const ROUNDS = Number(option('rounds') ?? 3);
+const SECONDS = Number(option('seconds') ?? 3);
+const ROUNDS = Number(option('rounds') ?? 5);
 const CONNECTIONS = 16;
 const DB = option('db') ?? '';
 const UNIT_FLAGS = (option('flags') ?? 'unit') === 'unit';
@@ -150,17 +151,19 @@ try {
   let endpoints = [`/api/devices/metrics/latest?serial=${serial}`, '/devices/list', '/api/version'];
   if (DB) for (const p of ['day', 'week', 'month', 'year']) endpoints.push(`/api/devices/metrics/history?serial=${serial}&period=${p}`);
   endpoints = endpoints.filter((p) => p.includes(ONLY));
-  console.log('| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | KiB/response | req/s ratio (agent/minimal) |');
-  console.log('|---|---|---|---|---|---|---|---|');
+  console.log('| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | KiB/response | req/s ratio (agent/minimal) | CPU ratio (minimal/agent), median of the rounds [min-max] |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
   for (const path of endpoints) {
     // Warm both (JIT, page cache) out of the timed runs.
     await autocannon({ url: `https://127.0.0.1:${agentPort}${path}`, connections: 4, duration: 1 });
     await autocannon({ url: `https://127.0.0.1:${minimalPort}${path}`, connections: 4, duration: 1 });
     const runs: Record<'agent' | 'minimal', Awaited<ReturnType<typeof load>>[]> = { agent: [], minimal: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      runs.agent.push(await load(agentPort, agent.pid!, path));
-      runs.minimal.push(await load(minimalPort, bare.pid!, path));
-    }
+    await pinnedApart([agent.pid!, bare.pid!], async () => {
+      for (let r = 0; r < ROUNDS; r++) {
+        runs.agent.push(await load(agentPort, agent.pid!, path));
+        runs.minimal.push(await load(minimalPort, bare.pid!, path));
+      }
+    });
     const row = (k: 'agent' | 'minimal') => ({
       rps: median(runs[k].map((x) => x.rps)),
       p50: median(runs[k].map((x) => x.p50)),
@@ -170,9 +173,11 @@ try {
     });
     const a = row('agent');
     const m = row('minimal');
+    // A round's two runs follow each other: their ratio leaves out what drifts between rounds.
+    const cpuRatios = runs.agent.map((x, i) => runs.minimal[i].cpuPerReq / x.cpuPerReq).sort((x, y) => x - y);
     const name = path.includes('period=') ? `history ${path.split('period=')[1]}` : path.split('?')[0];
-    console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | ${a.kb.toFixed(1)} | **${(a.rps / m.rps).toFixed(2)}x** |`);
-    console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | ${m.kb.toFixed(1)} | |`);
+    console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | ${a.kb.toFixed(1)} | **${(a.rps / m.rps).toFixed(2)}x** | **${median(cpuRatios).toFixed(2)}x** [${cpuRatios[0].toFixed(2)}-${cpuRatios[cpuRatios.length - 1].toFixed(2)}] |`);
+    console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | ${m.kb.toFixed(1)} | | |`);
   }
   console.log(`\nstart-up, spawn to the first 200 on /api/version, median of ${STARTS}: agent ${agentStart} ms (${startTimes.agent.join(', ')}), minimal server ${bareStart} ms (${startTimes.minimal.join(', ')}): ${(agentStart / bareStart).toFixed(1)}x`);
 } finally {

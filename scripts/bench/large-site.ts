@@ -10,7 +10,8 @@
 //   3. /devices/list (all printers) one request at a time, agent and a minimal https +
 //      better-sqlite3 server (minimal-server.ts, the same database file) taking turns: p50/p99 and
 //      CPU per request; /api/devices/metrics/latest under autocannon (16 connections), both in turn,
-//      before and after the lists: req/s and CPU per request;
+//      before and after the lists: req/s and CPU per request (the servers on a core of their own,
+//      this process, the client, on the other: pinnedApart);
 //   4. with --history-db FILE (the 2-year fleet history.ts generates, e.g.
 //      /var/tmp/printbox-bench-2000/fleet-2000x730-old60/printbox.db): history p50/p99 per period
 //      through a second agent (unit flags) on a copy, one request at a time on random printers,
@@ -35,7 +36,7 @@ import { simulatorCeiling } from './snmp-ceiling.js';
 import { readSnmprec } from '../../test/helpers/snmprec.js';
 import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
 import { device, ndjson } from '../../test/helpers/seed.js';
-import { cpuMs, freePort, rssMiB, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
+import { cpuMs, freePort, pinnedApart, rssMiB, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -163,7 +164,10 @@ interface Server { name: string; port: number; pid: number }
 
 /**
  * One request at a time on one keep-alive connection per server, the servers taking turns in
- * blocks of `block`, `paths()` giving each request's path: p50/p99 and CPU per request.
+ * blocks of `block`, `paths()` giving each request's path: p50/p99 and CPU per request. Not
+ * pinned (pinnedApart): a latency is the server's with every core open to all its threads, as on
+ * a box. Pinned to one core, the list's p99 was 148 ms and history's p99 up to 18 ms, against
+ * 104 and 11 ms unpinned in the next run (docs/performance.md).
  */
 async function oneAtATime(servers: Server[], paths: () => string, total: number, block: number) {
   const out = new Map(servers.map((s) => [s.name, { ms: [] as number[], cpu: 0, n: 0, bytes: 0 }]));
@@ -202,13 +206,17 @@ async function capacity(s: Server, path: string) {
 async function latestCapacity(servers: Server[], path: string, when: string): Promise<void> {
   for (const s of servers) await autocannon({ url: `https://127.0.0.1:${s.port}${path}`, connections: 4, duration: 1 });
   const runs: Record<string, Awaited<ReturnType<typeof capacity>>[]> = { agent: [], minimal: [] };
-  for (let r = 0; r < 3; r++) for (const s of servers) runs[s.name].push(await capacity(s, path));
+  await pinnedApart(servers.map((s) => s.pid), async () => {
+    for (let r = 0; r < 3; r++) for (const s of servers) runs[s.name].push(await capacity(s, path));
+  });
   const lat = (k: string) => ({ rps: median(runs[k].map((x) => x.rps)), p99: median(runs[k].map((x) => x.p99)), cpu: median(runs[k].map((x) => x.cpu)) });
-  log('| request | server | req/s | p99 ms | CPU ms / request | ratio (minimal CPU / agent CPU; req/s) |');
+  // Each round's two runs follow each other: the median of their ratios leaves out the drift between rounds.
+  const cpuRatio = median(runs.agent.map((x, i) => runs.minimal[i].cpu / x.cpu));
+  log('| request | server | req/s | p99 ms | CPU ms / request | ratio (minimal CPU / agent CPU, median of the rounds; req/s) |');
   log('|---|---|---|---|---|---|');
   for (const k of ['agent', 'minimal']) {
     const x = lat(k);
-    log(`| latest ${when}, autocannon 16 connections, median of 3 x ${SECONDS} s | ${k} | ${x.rps.toFixed(0)} | ${x.p99} | ${x.cpu.toFixed(3)} | ${k === 'agent' ? `**${(lat('minimal').cpu / x.cpu).toFixed(2)}x**; ${(x.rps / lat('minimal').rps).toFixed(2)}x` : ''} |`);
+    log(`| latest ${when}, autocannon 16 connections, median of 3 x ${SECONDS} s | ${k} | ${x.rps.toFixed(0)} | ${x.p99} | ${x.cpu.toFixed(3)} | ${k === 'agent' ? `**${cpuRatio.toFixed(2)}x**; ${(x.rps / lat('minimal').rps).toFixed(2)}x` : ''} |`);
   }
 }
 

@@ -1,5 +1,7 @@
-// What the benchmarks share: a free loopback port, a process's CPU time and RSS from /proc, and
-// the Node flags the agent's unit runs it with (so a benchmark measures what the box runs).
+// What the benchmarks share: a free loopback port, a process's CPU time and RSS from /proc, the
+// Node flags the agent's unit runs it with (so a benchmark measures what the box runs), and
+// servers pinned apart from the load generator.
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -34,6 +36,39 @@ export async function waitCpuIdle(pid: number, deadline: number, percent = 5, wi
     const c0 = cpuMs(pid);
     await new Promise((r) => setTimeout(r, windowMs));
     if (cpuMs(pid) - c0 <= (windowMs * percent) / 100 || Date.now() > deadline) return Date.now() - t0;
+  }
+}
+
+/** The CPUs a process may run on (its affinity list as taskset prints it: "0-1", "0,2-3"). */
+function affinity(pid: number): string {
+  return execFileSync('taskset', ['-cp', String(pid)], { encoding: 'utf8' }).split(': ')[1].trim();
+}
+
+const setAffinity = (pid: number, cpus: string) => execFileSync('taskset', ['-a', '-cp', cpus, String(pid)], { stdio: 'ignore' });
+
+/**
+ * Runs `fn` with the servers on one core of their own (the last this process may use) and this
+ * process, the load generator (autocannon), on the others; then puts every affinity back.
+ * Unpinned, on this 2-core machine the scheduler moved server and client between the cores from
+ * moment to moment: the CPU ratio of agent and minimal server in one round's pair of 3-s runs
+ * ranged 0.39-0.76 over nine rounds of one build; pinned, 0.67-0.71 (docs/performance.md,
+ * `latest`). One core only: nothing to separate, `fn` runs as is.
+ */
+export async function pinnedApart<T>(serverPids: number[], fn: () => Promise<T>): Promise<T> {
+  const mine = affinity(process.pid);
+  const cpus = mine.split(',').flatMap((r) => {
+    const [a, b = a] = r.split('-').map(Number);
+    return Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  });
+  if (cpus.length < 2) return fn();
+  const before = serverPids.map((pid) => [pid, affinity(pid)] as const);
+  for (const pid of serverPids) setAffinity(pid, String(cpus[cpus.length - 1]));
+  setAffinity(process.pid, cpus.slice(0, -1).join(','));
+  try {
+    return await fn();
+  } finally {
+    setAffinity(process.pid, mine);
+    for (const [pid, cpusBefore] of before) setAffinity(pid, cpusBefore);
   }
 }
 
