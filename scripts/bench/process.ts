@@ -50,9 +50,10 @@ const setAffinity = (pid: number, cpus: string) => execFileSync('taskset', ['-a'
  * Runs `fn` with the servers on one core of their own (the last this process may use) and this
  * process, the load generator (autocannon), on the others; then puts every affinity back.
  * Unpinned, on this 2-core machine the scheduler moved server and client between the cores from
- * moment to moment: the CPU ratio of agent and minimal server in one round's pair of 3-s runs
- * ranged 0.39-0.76 over nine rounds of one build; pinned, 0.67-0.71 (docs/performance.md,
- * `latest`). One core only: nothing to separate, `fn` runs as is.
+ * moment to moment: one build's `latest` gave CPU ratios (agent against minimal server) of 0.54 to
+ * 1.00 over six runs; pinned, 0.55 to 0.69 over eight (docs/performance.md, `latest`). For CPU per
+ * request only: pinned, a server's own threads share its one core, which lengthens its latencies.
+ * One core only: nothing to separate, `fn` runs as is.
  */
 export async function pinnedApart<T>(serverPids: number[], fn: () => Promise<T>): Promise<T> {
   const mine = affinity(process.pid);
