@@ -232,6 +232,22 @@ unit_time() {
   vm systemctl show -p InactiveExitTimestampMonotonic,InactiveEnterTimestampMonotonic "$1" | tr -d '\r' \
     | awk -F= '/^InactiveExit/ { a = $2 } /^InactiveEnter/ { b = $2 } END { if (a > 0 && b > a) printf "%.2fs", (b - a) / 1e6; else print "?" }'
 }
+# Seconds from one unit's timestamp to another's (systemctl show's monotonic properties).
+unit_gap() {
+  local a b
+  a=$(vm systemctl show -p "$2" --value "$1" | tr -d '\r\n') || true
+  b=$(vm systemctl show -p "$4" --value "$3" | tr -d '\r\n') || true
+  awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { if (a > 0 && b > 0) printf "%.1fs", (b - a) / 1e6; else print "?" }'
+}
+# Provisioning's run at this boot has ended (bounded; the checks after it say what is missing).
+wait_provisioned() {
+  VM_TIMEOUT=200 vm "timeout 180 sh -c 'while [ \"\$(systemctl show -p ExecMainExitTimestampMonotonic --value printbox-provision.service)\" = 0 ]; do sleep 1; done'" >/dev/null || true
+}
+# timesyncd's own idea of its servers (over D-Bus), not the file: it waits for the reload.
+timesyncd_servers() {
+  VM_TIMEOUT=70 vm "timeout 60 sh -c 'until [ \"\$(timedatectl show-timesync -p SystemNTPServers --value)\" = $1 ]; do sleep 1; done'" >/dev/null \
+    || { echo "       timesyncd: $(vm timedatectl show-timesync -p SystemNTPServers | tr -d '\r')"; return 1; }
+}
 # The banner (a one-shot, not kept active): wait until it has run at least once.
 wait_banner() {
   VM_TIMEOUT=100 vm "timeout 90 sh -c 'while [ \"\$(systemctl show -p ExecMainExitTimestampMonotonic --value printbox-banner.service)\" = 0 ]; do sleep 1; done'" >/dev/null || true
@@ -380,6 +396,10 @@ code=$(api -o /dev/null -w '%{http_code}' -H 'X-Forwarded-For: 127.0.0.1' -H 'X-
 check "forged forwarding headers from the LAN: 401 ($code)" test "$code" = 401
 code=$(api -o /dev/null -w '%{http_code}' --path-as-is "https://127.0.0.1:$https_port//settings") || true
 check "//settings from the LAN: 400 ($code)" test "$code" = 400
+# Provisioning runs beside the agent: HTTPS may answer before the account exists. Progress: the
+# unit's run has ended (and printbox-system-reload's after it).
+wait_provisioned
+echo "       provisioning ended $(unit_gap printbox-agent.service ExecMainStartTimestampMonotonic printbox-provision.service ExecMainExitTimestampMonotonic) after the agent's start"
 check "sign-in with the provisioned password" signin_retrying
 settings=$(authed "https://127.0.0.1:$https_port/settings") || true
 check "discovery on out of the box (subnet scan, automatic)" grep -q '"subnet_scan":true.*"auto_discover":true' <<<"$settings"
@@ -387,6 +407,7 @@ check "provisioned polling interval applied" grep -q '"interval_minutes":20' <<<
 left=$(vm "grep -c password /boot/firmware/printbox.toml" | tr -d '\r\n') || true
 check "plaintext password line gone from printbox.toml (grep -c: $left)" test "$left" = 0
 check "provisioned time servers handed to timesyncd" vm "grep -q 'NTP=ntp.printbox.invalid' /etc/systemd/timesyncd.conf.d/60-printbox-provisioned.conf"
+check "timesyncd uses the provisioned time servers" timesyncd_servers ntp.printbox.invalid
 check "no setup code once an account exists" vm "test ! -e /boot/firmware/printbox-setup.txt -a ! -e /run/printbox-setup/code"
 fingerprint=$(openssl x509 -in <(vm cat /var/lib/printbox/tls/agent.crt | tr -d '\r') -noout -fingerprint -sha256 2>/dev/null | sed 's/.*=//') || true
 # The banner runs after the certificate and the setup code: wait until it has run (or failed).
@@ -724,6 +745,15 @@ password = "$late_password"
 
 [polling]
 interval_minutes = 25
+
+[time]
+servers = ["late.printbox.invalid"]
+
+# The address QEMU's DHCP gives, made static: the forwards to the VM still reach it.
+[network]
+address = "10.0.2.15/24"
+gateway = "10.0.2.2"
+dns = ["10.0.2.3"]
 TOML
 tvm_prepare "$tmp" "$tmp/late.toml"
 https_port=$TVM_HTTPS_PORT http_port=$TVM_HTTP_PORT
@@ -772,6 +802,14 @@ done
 check "late boot partition: console banner 'Provisioning: printbox.toml applied at ...'" test -n "$banner_late"
 check "late boot partition: no setup code on the console after it" \
   bash -c 'tr -d "\r" < "$1" | awk "/^Provisioning: printbox.toml applied at/ { seen = 1 } seen && /^Setup code:/ { bad = 1 } END { exit bad }"' _ "$serial_now"
+# networkd and timesyncd were running: they take the late file's address and servers now
+# (printbox-system-reload.service, after the run that applied it).
+check "late boot partition: timesyncd uses its time servers" timesyncd_servers late.printbox.invalid
+netfile=$(VM_TIMEOUT=70 vm "timeout 60 sh -c 'until networkctl status --all --no-pager | grep \"Network File:.*printbox\"; do sleep 1; done'" | tr -d '\r') || true
+echo "       ${netfile# *}"
+check "late boot partition: networkd configures the link from its static address" \
+  grep -q '10-printbox-provisioned.network' <<<"$netfile"
+check "late boot partition: the address (now static) still answers HTTPS" signin_retrying late "$late_password"
 t_node=$(unit_time printbox-provision.service)
 # The same file again: the ExecCondition check answers without Node.
 vm "systemctl start printbox-provision.service" >/dev/null 2>&1 || true

@@ -24,20 +24,24 @@ export function newSetupCode(): string {
  */
 export function ensureSetupCode(accounts: AccountStore, dataDir: string): string | undefined {
   const file = setupCodePath(dataDir);
-  if (accounts.count() > 0) {
-    rmSync(file, { force: true });
-    return undefined;
-  }
-  const stored = accounts.setupCodeHash();
-  if (stored && existsSync(file)) {
-    const code = readFileSync(file, 'utf8').trim();
-    if (hashSetupCode(code) === stored) return code;
-  }
-  const code = newSetupCode();
-  // File first: a power cut between the two leaves a file whose hash does not match, made anew.
-  writeFileAtomic(file, code + '\n', 0o600);
-  accounts.setSetupCode(code);
-  return code;
+  // Under the write lock: at boot the agent and provisioning may both get here at once, and
+  // each would otherwise make its own code, the file from one and the hash from the other.
+  return accounts.whileWriting(() => {
+    if (accounts.count() > 0) {
+      rmSync(file, { force: true });
+      return undefined;
+    }
+    const stored = accounts.setupCodeHash();
+    if (stored && existsSync(file)) {
+      const code = readFileSync(file, 'utf8').trim();
+      if (hashSetupCode(code) === stored) return code;
+    }
+    const code = newSetupCode();
+    // File first: a power cut between the two leaves a file whose hash does not match, made anew.
+    writeFileAtomic(file, code + '\n', 0o600);
+    accounts.setSetupCode(code);
+    return code;
+  });
 }
 
 export function removeSetupCodeFile(dataDir: string): void {

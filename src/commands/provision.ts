@@ -1,4 +1,4 @@
-// printbox-agent provision: run as root at every boot, before the network and the agent
+// printbox-agent provision: run as root at every boot, beside the network and the agent
 // (printbox-provision.service). Applies printbox.toml from the boot partition when it changed
 // since the last boot (a password is stored hashed, then its line removed from the file), and,
 // while no account exists, puts the one-time setup code where the technician can read it.
@@ -8,7 +8,8 @@
 //   --run DIR    where the console banner finds the setup code (default /run/printbox-setup)
 // What happened goes to <data_dir>/provision-state.json (provision/state.ts: GET /settings, the
 // check that skips this command when the file is unchanged) and one line to <run>/provisioning
-// (the console banner).
+// (the console banner). The services whose files it changed are listed in <run>/system-changed,
+// for printbox-system-reload.service to have them read their files again.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -26,6 +27,7 @@ import { writeSystemFiles } from '../provision/system-files.js';
 import { provisionMessage, readProvisionState, writeProvisionState, type ProvisionState } from '../provision/state.js';
 
 const APPLIED_KEY = 'provisioned_file_sha256';
+const SYSTEM_CHANGED = 'system-changed';
 
 function option(args: string[], name: string, fallback: string): string {
   const i = args.indexOf(name);
@@ -84,7 +86,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
           state = { state: 'refused', checked_at: now, sha256: sha256(text) };
         }
         if (p) {
-          const kept = await apply(p, text, { db, settings, file, errorFile, etc, dataDir: config.data_dir });
+          const kept = await apply(p, text, { db, settings, file, errorFile, etc, dataDir: config.data_dir, runDir });
           state = { state: 'applied', checked_at: now, applied_at: now, sha256: kept };
         }
       }
@@ -128,14 +130,28 @@ export async function run(args: string[], configPath: string | undefined): Promi
   return 0;
 }
 
+/**
+ * networkd and timesyncd do not wait for provisioning (nor does the agent): they may already run
+ * with the files as they were. Adds the services to the list printbox-system-reload.service
+ * (OnSuccess= of this unit) reloads or restarts, then removes.
+ */
+function markSystemChanged(runDir: string, services: string[]): void {
+  if (!services.length) return;
+  const list = join(runDir, SYSTEM_CHANGED);
+  const pending = existsSync(list) ? readFileSync(list, 'utf8').split('\n').filter(Boolean) : [];
+  mkdirSync(runDir, { recursive: true, mode: 0o700 });
+  writeFileAtomic(list, [...new Set([...pending, ...services])].join('\n') + '\n', 0o600);
+}
+
 async function apply(
   p: Provision,
   text: string,
-  to: { db: ReturnType<typeof openDatabase>; settings: SettingsStore; file: string; errorFile: string; etc: string; dataDir: string },
+  to: { db: ReturnType<typeof openDatabase>; settings: SettingsStore; file: string; errorFile: string; etc: string; dataDir: string; runDir: string },
 ): Promise<string> {
   const hash = p.admin && (await hashPassword(p.admin.password));
   const kept = p.admin ? withoutPassword(text) : text;
   // Database first, in one transaction: the account, the settings, and which file was applied.
+  // IMMEDIATE: the agent may be writing beside this at boot.
   asDataDirOwner(to.dataDir, () =>
     to.db.transaction(() => {
       if (p.admin && hash) new AccountStore(to.db).setPassword(p.admin.user, hash);
@@ -143,9 +159,9 @@ async function apply(
       to.db
         .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
         .run(APPLIED_KEY, sha256(kept));
-    })(),
+    }).immediate(),
   );
-  writeSystemFiles(to.etc, p);
+  markSystemChanged(to.runDir, writeSystemFiles(to.etc, p));
   // Only now the plaintext goes: a power cut before this applies the same password again next boot.
   if (kept !== text) writeFileAtomic(to.file, kept, 0o644);
   rmSync(to.errorFile, { force: true });

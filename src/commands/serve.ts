@@ -3,7 +3,7 @@ import { databasePath, loadConfig } from '../config/config.js';
 import { createLogger, LogRing } from '../log/logger.js';
 import { openPersistentLog } from '../log/persistent-log.js';
 import { followLogLevel } from '../log/live-level.js';
-import { openAgentDatabase } from '../store/open-agent-db.js';
+import { openAgentDatabase, useServingBusyTimeout } from '../store/open-agent-db.js';
 import { StorageGuard } from '../store/storage-guard.js';
 import { ensureReserve } from '../store/reserve-file.js';
 import { DeviceStore } from '../store/devices.js';
@@ -144,6 +144,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const pair = await ensureCertificate(paths, log);
   const loadedStamp = before === 'missing' ? pairStamp(paths) : before;
   phases.mark('certificate');
+  useServingBusyTimeout(db);
   const handler = createHandler(ctx);
   const listeners = await startListeners(config, pair, handler, log);
   phases.mark('listen');

@@ -1,7 +1,7 @@
 // The parts of printbox.toml that belong to the operating system, not the agent: a static IPv4
 // address (systemd-networkd) and time servers (systemd-timesyncd). Each file is written when the
 // provisioning file asks for it and removed when it no longer does, so the file is the truth.
-import { mkdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { writeFileAtomic } from '../store/atomic-file.js';
 import type { Provision } from './file.js';
@@ -31,14 +31,24 @@ function timeConf(servers: string[]): string {
   return ['# Written by printbox-provision from printbox.toml on the boot partition.', '[Time]', `NTP=${servers.join(' ')}`, ''].join('\n');
 }
 
-function put(etcDir: string, rel: string, text: string | undefined): void {
+/** Writes or removes the file; true when that changed it. */
+function put(etcDir: string, rel: string, text: string | undefined): boolean {
   const file = join(etcDir, rel);
-  if (text === undefined) return rmSync(file, { force: true });
-  mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
-  writeFileAtomic(file, text, 0o644);
+  const before = existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+  if (before === text) return false;
+  if (text === undefined) {
+    rmSync(file, { force: true });
+  } else {
+    mkdirSync(dirname(file), { recursive: true, mode: 0o755 });
+    writeFileAtomic(file, text, 0o644);
+  }
+  return true;
 }
 
-export function writeSystemFiles(etcDir: string, p: Provision): void {
-  put(etcDir, NETWORK_FILE, p.network && networkUnit(p.network));
-  put(etcDir, TIME_FILE, p.timeServers?.length ? timeConf(p.timeServers) : undefined);
+/** Writes the files; returns the services whose files changed, which must read them again. */
+export function writeSystemFiles(etcDir: string, p: Provision): string[] {
+  const changed: string[] = [];
+  if (put(etcDir, NETWORK_FILE, p.network && networkUnit(p.network))) changed.push('systemd-networkd.service');
+  if (put(etcDir, TIME_FILE, p.timeServers?.length ? timeConf(p.timeServers) : undefined)) changed.push('systemd-timesyncd.service');
+  return changed;
 }

@@ -62,6 +62,11 @@ export class AccountStore {
     this.stmt.clearCode.run();
   }
 
+  /** Runs fn in a transaction that holds the write lock from its start (BEGIN IMMEDIATE). */
+  whileWriting<T>(fn: () => T): T {
+    return this.db.transaction(fn).immediate();
+  }
+
   setupCodeHash(): string | undefined {
     return (this.stmt.code.get() as { code_hash: string } | undefined)?.code_hash;
   }
@@ -75,13 +80,13 @@ export class AccountStore {
    * the current setup code; the code is spent in the same transaction. False changes nothing.
    */
   createFirstAccount(code: string, username: string, passwordHash: string): boolean {
-    return this.db.transaction(() => {
+    return this.whileWriting(() => {
       const stored = this.setupCodeHash();
       if (this.count() > 0 || !stored) return false;
       const given = Buffer.from(hashSetupCode(code));
       if (!timingSafeEqual(given, Buffer.from(stored))) return false;
       this.setPassword(username, passwordHash);
       return true;
-    }).immediate();
+    });
   }
 }

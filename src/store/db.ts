@@ -106,6 +106,25 @@ export function openDatabase(file: string, opts: OpenOptions = {}): DB {
   return db;
 }
 
+/**
+ * WAL mode, once for the file's life. Switching a new file takes its lock without SQLite's busy
+ * handler: a second process opening the file at that moment (the agent beside provisioning at
+ * boot) is told SQLITE_BUSY at once. It waits here instead, within the same 5 s.
+ */
+function toWal(db: DB): void {
+  const deadline = Date.now() + 5000;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw err;
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+}
+
 function setUp(db: DB, file: string, opts: OpenOptions): void {
   const readonly = opts.readonly ?? false;
   const pragma = (p: string) => step(file, readonly, `PRAGMA ${p}`, () => db.pragma(p));
@@ -121,7 +140,7 @@ function setUp(db: DB, file: string, opts: OpenOptions): void {
   // Set on a new file only: on an existing one it changes nothing, yet is a write, which a full or
   // read-only card refuses.
   if (db.pragma('page_count', { simple: true }) === 0) pragma('auto_vacuum = INCREMENTAL');
-  pragma('journal_mode = WAL');
+  step(file, readonly, 'PRAGMA journal_mode = WAL', () => toWal(db));
   // FULL: a committed transaction survives a power cut (decisions.md, Devices).
   pragma('synchronous = FULL');
   pragma('foreign_keys = ON');

@@ -369,20 +369,28 @@ export const migrations: Migration[] = [
 
 export const latestVersion = migrations[migrations.length - 1].version;
 
-/** Applies every migration above the database's version, each in one transaction. */
+/**
+ * Applies every migration above the database's version, each in one transaction. Two processes
+ * may migrate the same file at once (at boot the agent starts beside provisioning): each
+ * migration takes the write lock first (IMMEDIATE) and reads the version again under it, so the
+ * second process finds the step done instead of applying it twice.
+ */
 export function migrate(db: Database, upTo: number = latestVersion): number {
-  let current = db.pragma('user_version', { simple: true }) as number;
+  const version = () => db.pragma('user_version', { simple: true }) as number;
+  let current = version();
   if (current > latestVersion) {
     // A newer agent wrote this file. Refuse rather than guess: downgrades must not touch data.
     throw new Error(`database schema version ${current} is newer than this agent supports (${latestVersion})`);
   }
   for (const m of migrations) {
     if (m.version <= current || m.version > upTo) continue;
-    db.transaction(() => {
+    current = db.transaction(() => {
+      const now = version();
+      if (now >= m.version) return now;
       m.up(db);
       db.pragma(`user_version = ${m.version}`);
-    })();
-    current = m.version;
+      return m.version;
+    }).immediate();
   }
   return current;
 }

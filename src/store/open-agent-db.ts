@@ -21,10 +21,15 @@ export interface AgentDb {
  * Any other failure (a bad path, a damaged file) is thrown as before.
  */
 export function openAgentDatabase(file: string, dataDir: string, log: Logger): AgentDb {
-  const opened = openStoredOrExclusive(file, dataDir, log);
-  // Set once the schema is migrated (a migration may wait the CLI's 5 s: nothing is served yet).
-  opened.db.pragma(`busy_timeout = ${AGENT_BUSY_TIMEOUT_MS}`);
-  return opened;
+  // The CLI's 5 s busy timeout stays until the agent serves (useServingBusyTimeout): at boot the
+  // start-up writes (the schema, the setup code) may wait for provisioning's, and nothing is
+  // served yet that a wait would stall.
+  return openStoredOrExclusive(file, dataDir, log);
+}
+
+/** Once the agent serves: the short wait for another process's write lock (below). */
+export function useServingBusyTimeout(db: DB): void {
+  db.pragma(`busy_timeout = ${AGENT_BUSY_TIMEOUT_MS}`);
 }
 
 /**

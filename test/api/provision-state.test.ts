@@ -3,7 +3,7 @@
 // serves (a boot partition that appeared late) reaches the running agent: the account at once,
 // the settings when the record changes. Waits poll the agent's answer, never a fixed time.
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { spawnSync } from 'node:child_process';
@@ -155,4 +155,45 @@ describe('provisioning state, shown by a running agent', () => {
     const s = await until((s) => s.provisioning?.state === 'no-file', 'the no-file record');
     assert.equal(s.provisioning!.message, 'no printbox.toml on the boot partition');
   });
+});
+
+// A first boot: printbox-provision.service and the agent start at once (neither waits for the
+// other), on a data directory with no database yet. Real processes, a real file.
+test('a first boot: the agent and provisioning start together; the account, the settings and the time servers all arrive', async () => {
+  const cfg = await writeConfig({ authMode: 'password', allowLocalAdmin: true });
+  const boot = join(cfg.dir, 'boot');
+  const run = join(cfg.dir, 'run');
+  const etc = join(cfg.dir, 'etc');
+  mkdirSync(boot);
+  writeFileSync(join(boot, 'printbox.toml'), `${FILE}\n[time]\nservers = ["ntp.example.com"]\n`);
+  let agent: Agent | undefined;
+  try {
+    const [r, started] = await Promise.all([
+      runCli(['provision', '--boot', boot, '--etc', etc, '--run', run], { configPath: cfg.configPath }),
+      startAgent({ config: cfg }),
+    ]);
+    agent = started;
+    assert.equal(r.code, 0, r.stderr);
+    // The settings reach the agent when the record changes (which may be after its start).
+    const t0 = Date.now();
+    let s = expectJson(await agent.get('/settings')) as Shown;
+    while (s.collection.interval_minutes !== 45) {
+      if (Date.now() - t0 > 20_000) assert.fail(`the provisioned polling interval: still ${s.collection.interval_minutes}`);
+      await new Promise((res) => setTimeout(res, 100));
+      s = expectJson(await agent.get('/settings')) as Shown;
+    }
+    assert.equal(s.provisioning?.state, 'applied');
+    const login = await agent.request('/api/v1/auth/login', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'latetech', password: 'late partition secret' }),
+    });
+    assert.equal(login.status, 200, `the provisioned account signs in: ${login.body}`);
+    // The agent may have made a setup code before the account came: none is left behind.
+    assert.ok(!existsSync(join(cfg.dataDir, 'setup-code')), 'no setup code once the account exists');
+    assert.ok(!existsSync(join(run, 'code')), 'no setup code for the banner');
+    // timesyncd does not wait for provisioning either: it is told to read its file again.
+    assert.equal(readFileSync(join(run, 'system-changed'), 'utf8'), 'systemd-timesyncd.service\n');
+    assert.match(readFileSync(join(etc, 'systemd/timesyncd.conf.d/60-printbox-provisioned.conf'), 'utf8'), /^NTP=ntp\.example\.com$/m);
+  } finally {
+    await agent?.stop();
+  }
 });
