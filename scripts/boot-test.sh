@@ -397,7 +397,7 @@ check "forged forwarding headers from the LAN: 401 ($code)" test "$code" = 401
 code=$(api -o /dev/null -w '%{http_code}' --path-as-is "https://127.0.0.1:$https_port//settings") || true
 check "//settings from the LAN: 400 ($code)" test "$code" = 400
 # Provisioning runs beside the agent: HTTPS may answer before the account exists. Progress: the
-# unit's run has ended (and printbox-system-reload's after it).
+# unit's run has ended (the timesyncd check below waits for printbox-system-reload on its own).
 wait_provisioned
 echo "       provisioning ended $(unit_gap printbox-agent.service ExecMainStartTimestampMonotonic printbox-provision.service ExecMainExitTimestampMonotonic) after the agent's start"
 check "sign-in with the provisioned password" signin_retrying
