@@ -245,7 +245,7 @@ wait_provisioned() {
 }
 # timesyncd's own idea of its servers (over D-Bus), not the file: it waits for the reload.
 timesyncd_servers() {
-  VM_TIMEOUT=70 vm "timeout 60 sh -c 'until [ \"\$(timedatectl show-timesync -p SystemNTPServers --value)\" = $1 ]; do sleep 1; done'" >/dev/null \
+  VM_TIMEOUT=160 vm "timeout 150 sh -c 'until [ \"\$(timedatectl show-timesync -p SystemNTPServers --value)\" = $1 ]; do sleep 1; done'" >/dev/null \
     || { echo "       timesyncd: $(vm timedatectl show-timesync -p SystemNTPServers | tr -d '\r')"; return 1; }
 }
 # The banner (a one-shot, not kept active): wait until it has run at least once.
@@ -805,7 +805,7 @@ check "late boot partition: no setup code on the console after it" \
 # networkd and timesyncd were running: they take the late file's address and servers now
 # (printbox-system-reload.service, after the run that applied it).
 check "late boot partition: timesyncd uses its time servers" timesyncd_servers late.printbox.invalid
-netfile=$(VM_TIMEOUT=70 vm "timeout 60 sh -c 'until networkctl status --all --no-pager | grep \"Network File:.*printbox\"; do sleep 1; done'" | tr -d '\r') || true
+netfile=$(VM_TIMEOUT=160 vm "timeout 150 sh -c 'until networkctl status --all --no-pager | grep \"Network File:.*printbox\"; do sleep 1; done'" | tr -d '\r') || true
 echo "       ${netfile# *}"
 check "late boot partition: networkd configures the link from its static address" \
   grep -q '10-printbox-provisioned.network' <<<"$netfile"

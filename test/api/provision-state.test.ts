@@ -22,6 +22,18 @@ password = "late partition secret"
 interval_minutes = 45
 `;
 
+/** Polls the agent's GET /settings until `ok` holds (20 s at most): it sees the record when it changes. */
+async function untilShown(agent: Agent, ok: (s: Shown) => boolean, what: string): Promise<Shown> {
+  const t0 = Date.now();
+  let s = expectJson(await agent.get('/settings')) as Shown;
+  while (!ok(s)) {
+    if (Date.now() - t0 > 20_000) assert.fail(`${what}: still ${JSON.stringify({ collection: s.collection, provisioning: s.provisioning })}`);
+    await new Promise((r) => setTimeout(r, 100));
+    s = expectJson(await agent.get('/settings')) as Shown;
+  }
+  return s;
+}
+
 describe('provisioning state, shown by a running agent', () => {
   let cfg: TestConfig;
   let boot: string;
@@ -30,17 +42,7 @@ describe('provisioning state, shown by a running agent', () => {
   const provision = () =>
     runCli(['provision', '--boot', boot, '--etc', join(cfg.dir, 'etc'), '--run', run], { configPath: cfg.configPath });
   const settings = async () => expectJson(await agent.get('/settings')) as Shown;
-  /** Polls GET /settings until `ok` holds (20 s at most): the agent sees the record when it changes. */
-  const until = async (ok: (s: Shown) => boolean, what: string): Promise<Shown> => {
-    const t0 = Date.now();
-    let s = await settings();
-    while (!ok(s)) {
-      if (Date.now() - t0 > 20_000) assert.fail(`${what}: still ${JSON.stringify({ collection: s.collection, provisioning: s.provisioning })}`);
-      await new Promise((r) => setTimeout(r, 100));
-      s = await settings();
-    }
-    return s;
-  };
+  const until = (ok: (s: Shown) => boolean, what: string) => untilShown(agent, ok, what);
 
   before(async () => {
     // Password mode with the loopback admin: GET /settings from the test needs no account.
@@ -175,13 +177,7 @@ test('a first boot: the agent and provisioning start together; the account, the 
     agent = started;
     assert.equal(r.code, 0, r.stderr);
     // The settings reach the agent when the record changes (which may be after its start).
-    const t0 = Date.now();
-    let s = expectJson(await agent.get('/settings')) as Shown;
-    while (s.collection.interval_minutes !== 45) {
-      if (Date.now() - t0 > 20_000) assert.fail(`the provisioned polling interval: still ${s.collection.interval_minutes}`);
-      await new Promise((res) => setTimeout(res, 100));
-      s = expectJson(await agent.get('/settings')) as Shown;
-    }
+    const s = await untilShown(agent, (s) => s.collection.interval_minutes === 45, 'the provisioned polling interval');
     assert.equal(s.provisioning?.state, 'applied');
     const login = await agent.request('/api/v1/auth/login', {
       method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ username: 'latetech', password: 'late partition secret' }),
