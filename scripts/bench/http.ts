@@ -5,9 +5,12 @@
 // server's CPU per request (from /proc), and agent/minimal ratios, the CPU ratio as the median of
 // each round's pair of runs. Then start-up: spawn to the first 200 of each. Everything on 127.0.0.1.
 //   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 3] [--rounds 5] [--db FILE]
-//     [--flags unit|none] [--only SUBSTRING]
+//     [--flags unit|none] [--only SUBSTRING] [--gc]
 // --flags: both servers run with the agent unit's Node flags and memory environment (the default:
 // what the box runs), or with none. --only: just the endpoints whose path contains SUBSTRING.
+// --gc: both servers run with V8's --trace-gc, and each endpoint's row says how many young and full
+// collections each server ran and their pause per 1,000 requests of its timed runs (the trace's
+// own writes cost a little CPU: compare the ratios of runs without --gc).
 // --db: a copy of that database is served instead of a generated fleet, and history is measured
 // too (each period): use the 2-year fleet that history.ts generates and caches, e.g.
 // /var/tmp/printbox-bench/fleet-500x730-old60/printbox.db.
@@ -15,7 +18,7 @@ import autocannon from 'autocannon';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import https from 'node:https';
 import Database from 'better-sqlite3';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +41,7 @@ const CONNECTIONS = 16;
 const DB = option('db') ?? '';
 const UNIT_FLAGS = (option('flags') ?? 'unit') === 'unit';
 const ONLY = option('only') ?? '';
+const GC = process.argv.includes('--gc');
 const nodeFlags = UNIT_FLAGS ? unitNodeFlags() : [];
 const env = { ...process.env, ...(UNIT_FLAGS ? unitEnvironment() : {}) };
 
@@ -93,7 +97,25 @@ async function load(port: number, pid: number, path: string) {
   const r = await autocannon({ url: `https://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: SECONDS });
   const cpu = cpuMs(pid) - cpu0;
   if (r.non2xx || r.errors) throw new Error(`${path}: ${r.non2xx} non-2xx, ${r.errors} errors`);
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuPerReq: cpu / r.requests.total, bytes: r.throughput.average / r.requests.average };
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, cpuPerReq: cpu / r.requests.total, bytes: r.throughput.average / r.requests.average, requests: r.requests.total };
+}
+
+/** The --gc column: a server's collections over its timed runs, per 1,000 requests. */
+function gcColumnText(trace: string, requests: number): string {
+  const { young, full, ms } = gcTrace(trace);
+  const per = (x: number) => ((x * 1000) / requests).toFixed(x * 1000 >= requests * 10 ? 1 : 2);
+  return ` ${per(young)} / ${per(full)}, ${per(ms)} ms |`;
+}
+
+/** --trace-gc's lines in `text`: young (Scavenge) and full (Mark-Compact) collections, and their pauses in ms. */
+function gcTrace(text: string) {
+  const gc = { young: 0, full: 0, ms: 0 };
+  for (const m of text.matchAll(/ms: (Scavenge|Mark-Compact)\b.*?MB, (?:pooled: [\d.]+ MB, )?([\d.]+) \/ [\d.]+ ms/g)) {
+    if (m[1] === 'Scavenge') gc.young++;
+    else gc.full++;
+    gc.ms += Number(m[2]);
+  }
+  return gc;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'printbox-http-bench-'));
@@ -122,9 +144,13 @@ try {
   const STARTS = 5;
   const agentArgs = [...nodeFlags, cli, 'serve', '--config', config];
   const minimalArgs = [...nodeFlags, minimal, join(dir, 'data/printbox.db'), join(dir, 'data/tls/agent.crt'), join(dir, 'data/tls/agent.key'), String(minimalPort)];
+  // Under --gc each server's trace goes to a file of its own (the last start's is the one timed).
+  const gcLog = (port: number) => join(dir, `gc-${port}.log`);
   const start = async (args: string[], port: number) => {
     const t0 = Date.now();
-    const p = spawn(process.execPath, args, { stdio: 'ignore', env });
+    const out = GC ? openSync(gcLog(port), 'w') : 'ignore';
+    const p = spawn(process.execPath, GC ? ['--trace-gc', ...args] : args, { stdio: ['ignore', out, out], env });
+    if (typeof out === 'number') closeSync(out);
     procs.push(p);
     await waitFor200(port, '/api/version', Date.now() + 30_000);
     return { p, ms: Date.now() - t0 };
@@ -151,13 +177,16 @@ try {
   let endpoints = [`/api/devices/metrics/latest?serial=${serial}`, '/devices/list', '/api/version'];
   if (DB) for (const p of ['day', 'week', 'month', 'year']) endpoints.push(`/api/devices/metrics/history?serial=${serial}&period=${p}`);
   endpoints = endpoints.filter((p) => p.includes(ONLY));
-  console.log('| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | KiB/response | req/s ratio (agent/minimal) | CPU ratio (minimal/agent), median of the rounds [min-max] |');
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  const gcColumn = GC ? ' collections per 1,000 requests: young / full, pause ms |' : '';
+  console.log(`| endpoint | server | req/s | p50 ms | p99 ms | CPU ms/request | KiB/response | req/s ratio (agent/minimal) | CPU ratio (minimal/agent), median of the rounds [min-max] |${gcColumn}`);
+  console.log(`|---|---|---|---|---|---|---|---|---|${GC ? '---|' : ''}`);
   for (const path of endpoints) {
     // Warm both (JIT, page cache) out of the timed runs.
     await autocannon({ url: `https://127.0.0.1:${agentPort}${path}`, connections: 4, duration: 1 });
     await autocannon({ url: `https://127.0.0.1:${minimalPort}${path}`, connections: 4, duration: 1 });
     const runs: Record<'agent' | 'minimal', Awaited<ReturnType<typeof load>>[]> = { agent: [], minimal: [] };
+    const traced = { agent: agentPort, minimal: minimalPort };
+    const traceFrom = GC ? { agent: statSync(gcLog(agentPort)).size, minimal: statSync(gcLog(minimalPort)).size } : undefined;
     await pinnedApart([agent.pid!, bare.pid!], async () => {
       for (let r = 0; r < ROUNDS; r++) {
         runs.agent.push(await load(agentPort, agent.pid!, path));
@@ -170,14 +199,15 @@ try {
       p99: median(runs[k].map((x) => x.p99)),
       cpu: median(runs[k].map((x) => x.cpuPerReq)),
       kb: median(runs[k].map((x) => x.bytes)) / 1024,
+      gc: traceFrom ? gcColumnText(readFileSync(gcLog(traced[k])).subarray(traceFrom[k]).toString(), runs[k].reduce((n, x) => n + x.requests, 0)) : '',
     });
     const a = row('agent');
     const m = row('minimal');
     // A round's two runs follow each other: their ratio leaves out what drifts between rounds.
     const cpuRatios = runs.agent.map((x, i) => runs.minimal[i].cpuPerReq / x.cpuPerReq).sort((x, y) => x - y);
     const name = path.includes('period=') ? `history ${path.split('period=')[1]}` : path.split('?')[0];
-    console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | ${a.kb.toFixed(1)} | **${(a.rps / m.rps).toFixed(2)}x** | **${median(cpuRatios).toFixed(2)}x** [${cpuRatios[0].toFixed(2)}-${cpuRatios[cpuRatios.length - 1].toFixed(2)}] |`);
-    console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | ${m.kb.toFixed(1)} | | |`);
+    console.log(`| ${name} | agent | ${a.rps.toFixed(0)} | ${a.p50} | ${a.p99} | ${a.cpu.toFixed(3)} | ${a.kb.toFixed(1)} | **${(a.rps / m.rps).toFixed(2)}x** | **${median(cpuRatios).toFixed(2)}x** [${cpuRatios[0].toFixed(2)}-${cpuRatios[cpuRatios.length - 1].toFixed(2)}] |${a.gc}`);
+    console.log(`| ${name} | minimal | ${m.rps.toFixed(0)} | ${m.p50} | ${m.p99} | ${m.cpu.toFixed(3)} | ${m.kb.toFixed(1)} | | |${m.gc}`);
   }
   console.log(`\nstart-up, spawn to the first 200 on /api/version, median of ${STARTS}: agent ${agentStart} ms (${startTimes.agent.join(', ')}), minimal server ${bareStart} ms (${startTimes.minimal.join(', ')}): ${(agentStart / bareStart).toFixed(1)}x`);
 } finally {
