@@ -327,6 +327,10 @@ grep -q 'NRestarts=0 ' <<<"$state" || vm "journalctl -b -u printbox-agent.servic
 check "redirect socket active" vm systemctl is-active --quiet printbox-redirect.socket
 failed_units=$(vm systemctl list-units --failed --plain --no-legend | awk '{print $1}' | tr '\n' ' ') || true
 check "no failed units (${failed_units:-none})" test -z "$failed_units"
+# The image is current at its first boot: the units for a /usr changed since the last boot did not
+# run (scripts/image/finalize.sh).
+ran=$(vm systemctl show -p ConditionResult --value systemd-sysusers.service | tr -d '\r\n') || true
+check "first boot: systemd-sysusers skipped, /etc is current (ConditionResult=${ran:-?})" test "$ran" = no
 # The test console itself: a line that arrives cut (its start lost while the port opened, or a
 # quote left open) is refused whole, and the next command is answered (one shell reading the
 # port waited for the rest of such a line for good).

@@ -14,4 +14,9 @@ rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache
   "$root"/var/cache/debconf/*-old "$root"/var/lib/dpkg/*-old "$root"/var/cache/ldconfig/aux-cache
 find "$root/var/log" -type f -delete
 rm -rf "$root/tmp/"* "$root/var/tmp/"*
+# /etc and /var are as new as /usr: systemd's units for a /usr changed since the last boot
+# (ConditionNeedsUpdate=; here systemd-sysusers, whose users the build made, customize.sh) are
+# skipped at the first boot too, a process start less on the boot's path. An update's slot carries
+# its own. The clamp below leaves these files no older than /usr, which systemd reads as current.
+for d in etc var; do printf 'TIMESTAMP_NSEC=%s000000000\n' "$SOURCE_DATE_EPOCH" > "$root/$d/.updated"; done
 find "$root" -xdev -newermt "@$SOURCE_DATE_EPOCH" -print0 | xargs -0 -r touch -h -d "@$SOURCE_DATE_EPOCH"

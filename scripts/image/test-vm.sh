@@ -44,7 +44,7 @@ tvm_pick_port() { local p; while :; do p=$(( 20000 + RANDOM % 20000 )); tvm_port
 # The test's additions to a root filesystem image (the test console unit, TVM_TEST_FILES, TVM_DROPINS): in the
 # copy slot A boots from, and in the update bundles the A/B stage installs.
 tvm_test_rootfs() {
-  local img=$1
+  local img=$1 unit f
   debugfs -w -f - "$img" >/dev/null 2>&1 <<CMDS
 cd /etc/systemd/system
 write $TVM_DIR/printbox-testconsole.service printbox-testconsole.service
@@ -56,7 +56,6 @@ CMDS
       for f in $TVM_TEST_FILES; do echo "write $f $(basename "$f")"; done; } | debugfs -w -f - "$img" >/dev/null 2>&1
   fi
   if [ -n "${TVM_DROPINS:-}" ]; then
-    local unit
     for f in "$TVM_DROPINS"/*.conf; do
       unit=$(basename "$f" .conf)
       printf 'cd /etc/systemd/system\nmkdir %s.service.d\ncd %s.service.d\nwrite %s zz-test.conf\n' "$unit" "$unit" "$f" \
