@@ -65,69 +65,79 @@ test('the box UI through the central server: requests stay under its prefix, pri
   const page = await ctx.newPage();
   const requests: string[] = [];
   const problems: string[] = [];
-  page.on('request', (r) => requests.push(r.url()));
+  // What the page asked and got, with the time since it opened: printed if a step below fails.
+  const timeline: string[] = [];
+  const opened = Date.now();
+  const at = () => `${((Date.now() - opened) / 1000).toFixed(1)}s`;
+  page.on('request', (r) => { requests.push(r.url()); timeline.push(`${at()} ${r.method()} ${r.url().replace(prefix, '')}`); });
+  page.on('requestfinished', (r) => timeline.push(`${at()} done ${r.url().replace(prefix, '')}`));
   page.on('console', (m) => { if (m.type() === 'error' || m.type() === 'warning') problems.push(`console ${m.type()}: ${m.text()} (${m.location().url})`); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
   page.on('requestfailed', (r) => { if (!/ERR_ABORTED/.test(r.failure()?.errorText ?? '')) problems.push(`request failed: ${r.url()} ${r.failure()?.errorText}`); });
   page.on('response', (r) => { if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`); });
 
-  const opened = Date.now();
-  await page.goto(prefix);
-  await page.waitForSelector(`#saved[data-loaded] tr[data-serial="${SAVED}"]`, { timeout: 60_000 });
-  const row = page.locator(`#saved tr[data-serial="${SAVED}"]`);
-  assert.match((await row.textContent()) ?? '', /ECOSYS P2040dn/);
-  assert.equal(await row.locator('.meter-total').textContent(), '12,345', "the profile's meters came through too");
-  assert.equal(await page.textContent('header h1'), 'PrintBox');
+  try {
+    await page.goto(prefix);
+    await page.waitForSelector(`#saved[data-loaded] tr[data-serial="${SAVED}"]`, { timeout: 60_000 });
+    const row = page.locator(`#saved tr[data-serial="${SAVED}"]`);
+    assert.match((await row.textContent()) ?? '', /ECOSYS P2040dn/);
+    assert.equal(await row.locator('.meter-total').textContent(), '12,345', "the profile's meters came through too");
+    assert.equal(await page.textContent('header h1'), 'PrintBox');
 
-  // The server's proxy answers only when a response is complete: the box says at once that its
-  // stream cannot pass, and the page refreshes instead, and says so.
-  await page.waitForSelector('#live-note:not([hidden])', { timeout: 30_000 });
-  const noted = Date.now() - opened;
-  assert.match((await page.textContent('#live-note')) ?? '', /^Live updates unavailable: refreshing every \d+ s\.$/);
-  assert.equal(await page.getAttribute('#live-note', 'data-why'), 'unavailable', 'the box answered the stream at once, not the 5 s wait');
-  assert.equal(await page.getAttribute('#conn', 'data-state'), 'polling');
+    // The server's proxy answers only when a response is complete: the box says at once that its
+    // stream cannot pass, and the page refreshes instead, and says so.
+    await page.waitForSelector('#live-note:not([hidden])', { timeout: 30_000 });
+    const noted = Date.now() - opened;
+    assert.match((await page.textContent('#live-note')) ?? '', /^Live updates unavailable: refreshing every \d+ s\.$/);
+    assert.equal(await page.getAttribute('#live-note', 'data-why'), 'unavailable', 'the box answered the stream at once, not the 5 s wait');
+    assert.equal(await page.getAttribute('#conn', 'data-state'), 'polling');
 
-  // A button's POST through the server (the browser's Origin is the server's).
-  await page.click(`#saved button[data-hide="${TO_HIDE}"]`);
-  await page.waitForSelector(`#saved[data-loaded] tr[data-serial="${TO_HIDE}"]`, { state: 'detached', timeout: 30_000 });
-  const hidden = await pm.api('GET', `/api/v1/proxy/agent/${agentId}/api/devices/profile?serial=${TO_HIDE}`);
-  assert.equal(hidden.status, 200, hidden.text);
-  assert.equal(hidden.json.device.visible, false, 'hidden on the box');
+    // A button's POST through the server (the browser's Origin is the server's).
+    await page.click(`#saved button[data-hide="${TO_HIDE}"]`);
+    await page.waitForSelector(`#saved[data-loaded] tr[data-serial="${TO_HIDE}"]`, { state: 'detached', timeout: 30_000 });
+    const hidden = await pm.api('GET', `/api/v1/proxy/agent/${agentId}/api/devices/profile?serial=${TO_HIDE}`);
+    assert.equal(hidden.status, 200, hidden.text);
+    assert.equal(hidden.json.device.visible, false, 'hidden on the box');
 
-  // A change made elsewhere reaches the page by the periodic refresh.
-  const moved = await pm.api('POST', `/api/v1/proxy/agent/${agentId}/devices/update`, { serial: SAVED, location: 'Moved by the office' });
-  assert.equal(moved.status, 200, moved.text);
-  const changedAt = Date.now();
-  await page.waitForSelector(`#saved tr[data-serial="${SAVED}"]:has-text("Moved by the office")`, { timeout: 45_000 });
-  const refreshedIn = Date.now() - changedAt;
+    // A change made elsewhere reaches the page by the periodic refresh.
+    const moved = await pm.api('POST', `/api/v1/proxy/agent/${agentId}/devices/update`, { serial: SAVED, location: 'Moved by the office' });
+    assert.equal(moved.status, 200, moved.text);
+    const changedAt = Date.now();
+    await page.waitForSelector(`#saved tr[data-serial="${SAVED}"]:has-text("Moved by the office")`, { timeout: 45_000 });
+    const refreshedIn = Date.now() - changedAt;
 
-  // Other pages' requests: one printer, the settings, the logs.
-  await page.evaluate(`location.hash = '#/printer/${SAVED}'`);
-  await page.waitForSelector('#printer-title:has-text("ECOSYS P2040dn")', { timeout: 30_000 });
-  await page.evaluate(`location.hash = '#/settings'`);
-  await page.waitForSelector('#settings-server', { timeout: 30_000 });
-  await page.evaluate(`location.hash = '#/logs'`);
-  await page.waitForSelector('#log-lines > *', { timeout: 30_000 });
-  assert.equal(await page.getAttribute('a[download="printbox-agent.log"]', 'href'), './logfile');
-  assert.ok(
-    (await page.evaluate('document.querySelector("a[download=\'printbox-agent.log\']").href')) === `${prefix}logfile`,
-    'a link resolves under the prefix',
-  );
+    // Other pages' requests: one printer, the settings, the logs.
+    await page.evaluate(`location.hash = '#/printer/${SAVED}'`);
+    await page.waitForSelector('#printer-title:has-text("ECOSYS P2040dn")', { timeout: 30_000 });
+    await page.evaluate(`location.hash = '#/settings'`);
+    await page.waitForSelector('#settings-server', { timeout: 30_000 });
+    await page.evaluate(`location.hash = '#/logs'`);
+    await page.waitForSelector('#log-lines > *', { timeout: 30_000 });
+    assert.equal(await page.getAttribute('a[download="printbox-agent.log"]', 'href'), './logfile');
+    assert.ok(
+      (await page.evaluate('document.querySelector("a[download=\'printbox-agent.log\']").href')) === `${prefix}logfile`,
+      'a link resolves under the prefix',
+    );
 
-  // The box's sign-in page under the prefix (its own script too); nobody needs it there.
-  await page.goto(`${prefix}login`);
-  await page.waitForSelector('form#login[data-endpoint]');
-  assert.ok(requests.includes(`${prefix}login.js`), 'the sign-in script came through the prefix');
+    // The box's sign-in page under the prefix (its own script too); nobody needs it there.
+    await page.goto(`${prefix}login`);
+    await page.waitForSelector('form#login[data-endpoint]');
+    assert.ok(requests.includes(`${prefix}login.js`), 'the sign-in script came through the prefix');
 
-  const outside = requests.filter((u) => !u.startsWith(prefix));
-  assert.deepEqual(outside, [], 'every request the page made is under the prefix');
-  // The build bundles the UI's modules into main.js (scripts/build.mjs); uPlot is the other.
-  for (const m of ['main.js', 'uplot.js']) {
-    assert.ok(requests.some((u) => u === `${prefix}ui/${m}`), `the module ${m} came through the prefix`);
+    const outside = requests.filter((u) => !u.startsWith(prefix));
+    assert.deepEqual(outside, [], 'every request the page made is under the prefix');
+    // The build bundles the UI's modules into main.js (scripts/build.mjs); uPlot is the other.
+    for (const m of ['main.js', 'uplot.js']) {
+      assert.ok(requests.some((u) => u === `${prefix}ui/${m}`), `the module ${m} came through the prefix`);
+    }
+    assert.ok(requests.some((u) => u.startsWith(`${prefix}api/printers?`)), 'the script fetched through the prefix');
+    assert.ok(requests.some((u) => u === `${prefix}events`), 'the event stream was tried through the prefix');
+    assert.deepEqual(problems, [], 'no console error, failed request or error status');
+    console.log(`# through the server: ${requests.length} requests, refresh note after ${noted} ms, a change shown after ${refreshedIn} ms`);
+  } catch (err) {
+    console.log(`# the page's requests until the failure (s since it opened):\n${timeline.slice(-40).map((l) => `#   ${l}`).join('\n')}\n# problems: ${problems.join('; ') || 'none'}`);
+    throw err;
+  } finally {
+    await ctx.close();
   }
-  assert.ok(requests.some((u) => u.startsWith(`${prefix}api/printers?`)), 'the script fetched through the prefix');
-  assert.ok(requests.some((u) => u === `${prefix}events`), 'the event stream was tried through the prefix');
-  assert.deepEqual(problems, [], 'no console error, failed request or error status');
-  console.log(`# through the server: ${requests.length} requests, refresh note after ${noted} ms, a change shown after ${refreshedIn} ms`);
-  await ctx.close();
 });
