@@ -70,9 +70,9 @@ done
 # Boot to the agent: no graphical target, no network wait.
 inroot systemctl set-default multi-user.target >/dev/null
 inroot systemctl disable systemd-networkd-wait-online.service >/dev/null 2>&1 || true
-# No early units for what the box does not have: each is a process start on the boot's one path
-# (about 4 s together on the test VM's vCPU, docs/performance.md). DRM: no display (the Pi runs
-# headless; the amd64 image leaves drivers/gpu out). EFI pstore: a Pi has no EFI variables to keep
+# No early units for what the box does not have: each is a process start beside the boot's path,
+# on the same CPU (about 4 s together on the test VM's one vCPU, docs/performance.md). DRM: no
+# display (the Pi runs headless; the amd64 image leaves drivers/gpu out). EFI pstore: a Pi has no EFI variables to keep
 # a crash log in. FUSE: nothing here mounts a FUSE file system (RAUC mounts its bundles through
 # loop and dm-verity, whose units stay).
 inroot systemctl mask modprobe@drm.service modprobe@efi_pstore.service modprobe@fuse.service \

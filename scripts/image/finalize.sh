@@ -14,7 +14,7 @@ rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/var/cache
   "$root"/var/cache/debconf/*-old "$root"/var/lib/dpkg/*-old "$root"/var/cache/ldconfig/aux-cache
 find "$root/var/log" -type f -delete
 rm -rf "$root/tmp/"* "$root/var/tmp/"*
-# /etc and /var are as new as /usr: systemd's units for a /usr changed since the last boot
+# /etc and /var are current for this /usr: systemd's units for a /usr changed since the last boot
 # (ConditionNeedsUpdate=; here systemd-sysusers, whose users the build made, customize.sh) are
 # skipped at the first boot too, a process start less on the boot's path. An update's slot carries
 # its own. The clamp below leaves these files no older than /usr, which systemd reads as current.
