@@ -5,6 +5,7 @@ import { MetricsStore, type MetricsStoreOptions } from './metrics.js';
 import { COLUMNS, LIST_MADE_BY, UPSERT_SQL, fromRow, toRow } from './device-rows.js';
 import { DEVICE_RECORD, columnOf, type DeviceField } from '../model/device-fields.js';
 import type { Statement } from 'better-sqlite3';
+import { BOUND_SERIAL } from './bound.js';
 
 type Row = Record<string, unknown>;
 
@@ -63,7 +64,7 @@ export class DeviceStore {
   /** `opts` go to the store its readings' snapshots are written through. */
   constructor(private readonly db: DB, opts: MetricsStoreOptions = {}) {
     this.metrics = new MetricsStore(db, opts);
-    this.byId = db.prepare(`${SELECT_DEVICES} WHERE d.serial = ?`);
+    this.byId = db.prepare(`${SELECT_DEVICES} WHERE d.serial = ${BOUND_SERIAL}`);
     this.upsertStmt = db.prepare(UPSERT_SQL);
     // The same upsert, but an existing record is only rewritten when its content changed or it is a
     // day old: a poll then costs a device no page of its own (docs/performance.md, flash writes).

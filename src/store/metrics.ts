@@ -6,6 +6,7 @@ import { TIERS, type Snapshot, type Tier } from '../model/device.js';
 import { METRICS_COUNTERS } from '../model/serialize.js';
 import { tierWindows } from '../model/tiers.js';
 import { BUCKET_MS, POINTS_INDEX, TABLE, bucketOf, keyColumns, keyMatch, keyRange } from './keys.js';
+import { BOUND_SERIAL } from './bound.js';
 
 type AggTier = Exclude<Tier, 'raw'>;
 /**
@@ -200,7 +201,7 @@ export class MetricsStore {
       `INSERT INTO device_latest (serial, ts, raw_id) VALUES (?, ?, ?)
        ON CONFLICT (serial) DO UPDATE SET ts = excluded.ts, raw_id = excluded.raw_id WHERE excluded.ts >= device_latest.ts`,
     );
-    this.latestStmt = db.prepare('SELECT r.* FROM device_latest l JOIN metrics_raw r ON r.id = l.raw_id WHERE l.serial = ?');
+    this.latestStmt = db.prepare(`SELECT r.* FROM device_latest l JOIN metrics_raw r ON r.id = l.raw_id WHERE l.serial = ${BOUND_SERIAL}`);
     this.deviceRows = Object.fromEntries(TIERS.map((t) => [t, new DeviceRows(db, TABLE[t])])) as Record<Tier, DeviceRows>;
     this.insertAggStmts = Object.fromEntries(
       (['hourly', 'daily', 'monthly'] as const).map((t) => [
