@@ -6,6 +6,7 @@ import cron from 'node-cron';
 import type { Logger } from '../log/logger.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from './service.js';
+import { releaseHeapMemory } from '../loop/release-memory.js';
 
 export function startDiscoverySchedule(discovery: DiscoveryService, settings: SettingsStore, log: Logger, now: () => number): () => void {
   let lastPoll = now();
@@ -70,7 +71,7 @@ export async function runPollingRound(
   const snaps = await discovery.collectSaved();
   // A round stopped by shutdown has said so itself ("polling round stopped").
   if (discovery.stopped) return undefined;
-  releaseRoundMemory(); // counted in the round's CPU: it is the round's cost
+  releaseHeapMemory(); // counted in the round's CPU: it is the round's cost
   const cpu = process.cpuUsage(cpu0);
   const io1 = writeBytes();
   const report: RoundReport = {
@@ -89,18 +90,6 @@ export async function runPollingRound(
     );
   }
   return report;
-}
-
-/**
- * Gives back the pages a round's garbage grew V8's heap into. Between rounds V8's own memory
- * reducer left them: at 2,000 printers its anonymous memory stayed at about 44 MiB from the second
- * round on, for a live heap under 20 MB (issue 35, docs/performance.md). One full collection that
- * compacts and releases what it frees (the "last-resort" flavour of the gc() that the unit's
- * --expose-gc gives) after each round, every 15 minutes: tens of milliseconds. Without the flag
- * (tests, `npm start`) nothing happens.
- */
-function releaseRoundMemory(): void {
-  (globalThis as { gc?: (options: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
 }
 
 /** This process's write_bytes from /proc/self/io (Linux), or undefined. */

@@ -31,6 +31,7 @@ import { SsdpSearcher } from './ssdp.js';
 import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, readProbedIpp, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
 import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
 import { paced } from '../loop/pace.js';
+import { releaseHeapMemory } from '../loop/release-memory.js';
 
 export { ReadingsKeptError } from './store-readings.js';
 
@@ -408,6 +409,7 @@ export class DiscoveryService {
       state.error = (err as Error).message;
       log.error({ scan_id: state.scan_id, err: state.error }, 'discovery failed');
     }
+    releaseHeapMemory(); // a scan's garbage, as a polling round's
     publish();
   }
 
