@@ -268,7 +268,7 @@ test('supplyHistory: each tier inside its window, three columns, oldest first', 
 });
 
 // A joined statement that compares a column with a bare bound parameter is prepared again by
-// SQLite at every call (constant propagation; src/store/bound.ts): 58 against 12 µs for a device.
+// SQLite at every call (constant propagation; src/store/bound.ts): 85 against 13 µs for a device.
 // Every joined statement the device and metrics stores prepare binds its serial as BOUND_SERIAL.
 test('joined statements of the stores never compare a column with a bare bound parameter', () => {
   withDb((db) => {
