@@ -184,17 +184,23 @@ test('downsampled history returns the same rows as downsampling the whole histor
   });
 });
 
+/** Records the SQL of every statement `db` prepares until `prepare` is put back; `prepare` is the real one. */
+function capturePrepared(db: DB): { sql: string[]; prepare: DB['prepare'] } {
+  const sql: string[] = [];
+  const prepare = db.prepare.bind(db);
+  (db as unknown as { prepare: (s: string) => unknown }).prepare = (s: string) => {
+    sql.push(s);
+    return prepare(s);
+  };
+  return { sql, prepare };
+}
+
 // Every statement the metrics store prepares that reads one device's rows must reach them through
 // an index (SEARCH), never by walking a whole metrics table (SCAN), except the declared fallback for
 // raw spans beyond the seek limit.
 test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan a metrics table', () => {
   withDb((db) => {
-    const sql: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as unknown as { prepare: (s: string) => unknown }).prepare = (s: string) => {
-      sql.push(s);
-      return prepare(s);
-    };
+    const { sql, prepare } = capturePrepared(db);
     // export: each tier's iterator prepares its statement on first use
     const store = new MetricsStore(db);
     for (const t of ['raw', 'hourly', 'daily', 'monthly'] as const) store.iterateTier(t).next();
@@ -272,12 +278,7 @@ test('supplyHistory: each tier inside its window, three columns, oldest first', 
 // Every joined statement the device and metrics stores prepare binds its serial as BOUND_SERIAL.
 test('joined statements of the stores never compare a column with a bare bound parameter', () => {
   withDb((db) => {
-    const sql: string[] = [];
-    const prepare = db.prepare.bind(db);
-    (db as unknown as { prepare: (s: string) => unknown }).prepare = (s: string) => {
-      sql.push(s);
-      return prepare(s);
-    };
+    const { sql, prepare } = capturePrepared(db);
     const store = new DeviceStore(db);
     store.get('A');
     store.latestPageCount('A');
