@@ -172,10 +172,13 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const stopWatchdog = startWatchdog(log);
   // Provisioning may run while the agent serves (a boot partition that appeared late): the
   // account is read from the database at each request; the settings it stored are read again here.
-  const stopProvisionWatch = watchProvisionState(config.data_dir, () => {
-    const changed = settings.reload();
+  const provisioned = (changed: boolean) =>
     log.info({ provisioning: readProvisionState(config.data_dir)?.message, settings_changed: changed }, 'provisioning ran');
-  });
+  const stopProvisionWatch = watchProvisionState(config.data_dir, () => provisioned(settings.reload()));
+  // A run that ended after the settings were first read but before the watch took its first look
+  // (a first boot: both start together) is no change to the watch. It wrote the database before its
+  // record, so one more read now, after that look, has whatever it stored.
+  if (settings.reload()) provisioned(true);
   const rollupSchedule = startRollupSchedule(db, log);
   rollups.makeRoom = () => rollupSchedule.makeRoom();
   storage.start();
