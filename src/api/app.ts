@@ -10,6 +10,7 @@ import { admit, fromServerChannel } from '../auth/gate.js';
 import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
+import { routeIndex } from './route-index.js';
 import * as loginRoutes from './routes/login.js';
 import * as accountRoutes from './routes/account.js';
 import * as readRoutes from './routes/read.js';
@@ -87,7 +88,10 @@ const routerExtensions: RouteHandler = (_req, res, next) => {
 const routeKey = (path: string) => path.toLowerCase().replace(/(.)\/$/, '$1');
 
 interface Router {
+  /** The whole table of routes (tinyhttp's own entries). */
   app: App;
+  /** Hands a request to the App of its path (route-index.ts). */
+  dispatch: (req: IncomingMessage, res: ServerResponse) => void;
   /** The methods a path is registered with; undefined for an unknown path or an any-method route. */
   methodsOf: Map<string, string[]>;
 }
@@ -96,38 +100,40 @@ function createRouter(ctx: AgentContext): Router {
   // Filled once the routes are registered: a path that exists with other methods is a 405 naming
   // them (with Allow), not a 404.
   const methodsOf = new Map<string, string[]>();
-  const app = new App({
-    settings: { xPoweredBy: false },
-    applyExtensions: routerExtensions,
-    noMatchHandler: (req, res) => {
-      const allowed = methodsOf.get(routeKey((req.url ?? '/').split('?')[0]));
-      if (!allowed) return sendText(res, 404, 'not found');
-      res.setHeader('Allow', allowed.join(', '));
-      sendText(res, 405, `${allowed.join(', ')} only`);
-    },
-    onError: (err: unknown, req, res) => {
-      // A write the card did not take: the storage guard says so everywhere; the client gets 507
-      // with SQLite's own words. Nothing was changed (the transaction was rolled back).
-      if (!res.headersSent && ctx.storage?.failed(err, `${req.method} ${(req.url ?? '').split('?')[0]}`)) {
-        return sendText(res, 507, `not stored: the data file system does not take writes (${ctx.storage.status().state}): ${errorText(err)}`);
-      }
-      if (!res.headersSent && (err as { code?: unknown })?.code === 'SQLITE_BUSY') {
-        // Another process (the CLI's import) held the database past busy_timeout.
-        res.setHeader('Retry-After', '5');
-        return sendText(res, 503, `database busy (another process is writing to it, such as an import): try again: ${errorText(err)}`);
-      }
-      ctx.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'request failed');
-      if (!res.headersSent) sendText(res, 500, 'internal error');
-      else res.destroy();
-    },
-  });
+  const newApp = () =>
+    new App({
+      settings: { xPoweredBy: false },
+      applyExtensions: routerExtensions,
+      noMatchHandler: (req, res) => {
+        const allowed = methodsOf.get(routeKey((req.url ?? '/').split('?')[0]));
+        if (!allowed) return sendText(res, 404, 'not found');
+        res.setHeader('Allow', allowed.join(', '));
+        sendText(res, 405, `${allowed.join(', ')} only`);
+      },
+      onError: (err: unknown, req, res) => {
+        // A write the card did not take: the storage guard says so everywhere; the client gets 507
+        // with SQLite's own words. Nothing was changed (the transaction was rolled back).
+        if (!res.headersSent && ctx.storage?.failed(err, `${req.method} ${(req.url ?? '').split('?')[0]}`)) {
+          return sendText(res, 507, `not stored: the data file system does not take writes (${ctx.storage.status().state}): ${errorText(err)}`);
+        }
+        if (!res.headersSent && (err as { code?: unknown })?.code === 'SQLITE_BUSY') {
+          // Another process (the CLI's import) held the database past busy_timeout.
+          res.setHeader('Retry-After', '5');
+          return sendText(res, 503, `database busy (another process is writing to it, such as an import): try again: ${errorText(err)}`);
+        }
+        ctx.log.error({ err: err instanceof Error ? err.stack : String(err) }, 'request failed');
+        if (!res.headersSent) sendText(res, 500, 'internal error');
+        else res.destroy();
+      },
+    });
+  const app = newApp();
   for (const routes of ROUTES) routes.register(app, ctx);
   for (const m of app.middleware) {
     if (!m.method || typeof m.path !== 'string') continue;
     const key = routeKey(m.path);
     methodsOf.set(key, [...new Set([...(methodsOf.get(key) ?? []), m.method])]);
   }
-  return { app, methodsOf };
+  return { app, dispatch: routeIndex(app, newApp, routeKey), methodsOf };
 }
 
 /** Every route the app registers (method undefined = any method): tests walk this to try each way in. */
@@ -151,7 +157,7 @@ function refuse(req: IncomingMessage, res: ServerResponse): void {
 }
 
 export function createHandler(ctx: AgentContext): Handler {
-  const { app: router, methodsOf } = createRouter(ctx);
+  const { dispatch, methodsOf } = createRouter(ctx);
   return (req, res) => {
     logRequest(ctx, req, res);
     const target = checkRequestTarget(req.url);
@@ -175,6 +181,6 @@ export function createHandler(ctx: AgentContext): Handler {
     // Cross-site requests the server relayed are still refused.
     const crossOrigin = crossOriginProblem(req, ctx.facts.isHttps(req) ? 'https' : 'http', fromServerChannel(req) ? ctx.settings.get().server.url : undefined);
     if (crossOrigin) return sendText(res, 403, crossOrigin);
-    router.attach(req as Parameters<App['attach']>[0], res as Parameters<App['attach']>[1]);
+    dispatch(req, res);
   };
 }
