@@ -49,20 +49,11 @@ if [ "$(id -u)" -ne 0 ]; then
   skip "building the image needs root (mmdebstrap, chroot)"
 fi
 
-need=()
-command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
-command -v curl >/dev/null || need+=(curl)
-command -v debugfs >/dev/null || need+=(e2fsprogs)
-command -v openssl >/dev/null || need+=(openssl)
-command -v mkfs.vfat >/dev/null || need+=(dosfstools)
-command -v mcopy >/dev/null || need+=(mtools)
-command -v genimage >/dev/null || need+=(genimage)
-command -v grub-editenv >/dev/null || need+=(grub-common)
-[ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || need+=(ovmf)
-if [ ${#need[@]} -gt 0 ]; then
-  apt-get -o DPkg::Lock::Timeout=600 update -qq && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null \
-    || skip "could not install ${need[*]}"
-fi
+# The test VM's helpers (scripts/image/test-vm.sh), and the tools they need, installed if missing.
+# shellcheck source=image/test-vm.sh
+TVM_OUT=$out
+. "$repo/scripts/image/test-vm.sh"
+tvm_install_tools || skip "could not install the test VM's tools (scripts/image/test-vm.sh, tvm_install_tools)"
 qemu-system-x86_64 -accel help 2>/dev/null | grep -qx tcg || skip "this QEMU has no TCG"
 
 failures=0
@@ -124,9 +115,6 @@ fi
 stage_end "static unit checks"
 
 # ---------------------------------------------------------------------------------------------
-# shellcheck source=image/test-vm.sh
-TVM_OUT=$out
-. "$repo/scripts/image/test-vm.sh"
 tmp=$(mktemp -d /tmp/printbox-boot-test.XXXXXX)
 upd_pid="" bundles_pid=""
 cleanup() {

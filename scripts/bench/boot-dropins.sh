@@ -2,8 +2,8 @@
 # Power-on to HTTPS of a first boot (issue 34), with or without systemd drop-ins added to the test
 # VM's disk: a change of units (ordering, CPU weights) can be timed against the same image without
 # rebuilding it. Uses the built image (scripts/build-image.sh amd64) and the boot test's VM (QEMU
-# TCG, one vCPU: slower than a Pi's real CPU; compare runs, not hardware). Needs root, QEMU;
-# nothing leaves the VM.
+# TCG, one vCPU: slower than a Pi's real CPU; compare runs, not hardware). Needs root (QEMU, OVMF
+# and the image tools are installed if missing: tvm_install_tools); nothing leaves the VM.
 #   scripts/bench/boot-dropins.sh [DIR] [RUNS]     (no drop-ins; 1 run)
 # DIR holds UNIT.conf files: each goes to /etc/systemd/system/UNIT.service.d/ on the disk copy
 # (systemd-networkd.conf for systemd-networkd.service). Each run is a fresh disk (a first boot
@@ -17,6 +17,7 @@ runs=${2:-1}
 export PATH="$("$repo/scripts/box-node.sh")/bin:$PATH"
 # shellcheck source=../image/test-vm.sh
 . "$repo/scripts/image/test-vm.sh"
+tvm_install_tools
 tmp=$(mktemp -d /tmp/printbox-boot-bench.XXXXXX)
 trap 'tvm_poweroff_hard 2>/dev/null; rm -rf "$tmp"' EXIT
 printf '[admin]\nuser = "tech"\npassword = "bench-pass-0451"\n' > "$tmp/printbox.toml"

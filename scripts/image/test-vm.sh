@@ -24,10 +24,28 @@
 #                                   guest has shown no progress for LIMIT_S (below)
 #   tvm_wait_console                the root console answers (60 s at most)
 #   tvm_sh COMMAND...               runs COMMAND in the VM as root, prints its output, its status
+#   tvm_install_tools               installs what is missing of the tools below (apt, as root)
 # Needs: TVM_OUT (the build output, default <repo>/build/amd64), qemu-system-x86_64, OVMF,
-# debugfs, genimage, grub-editenv, mkfs.vfat, mcopy, curl, node (for the console client).
+# debugfs, genimage, grub-editenv, mkfs.vfat, mcopy, curl, openssl, node (for the console client).
 
 tvm_repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# The Debian packages of the tools above, those missing installed; fails if apt cannot install them.
+tvm_install_tools() {
+  local need=()
+  command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+  command -v curl >/dev/null || need+=(curl)
+  command -v debugfs >/dev/null || need+=(e2fsprogs)
+  command -v openssl >/dev/null || need+=(openssl)
+  command -v mkfs.vfat >/dev/null || need+=(dosfstools)
+  command -v mcopy >/dev/null || need+=(mtools)
+  command -v genimage >/dev/null || need+=(genimage)
+  command -v grub-editenv >/dev/null || need+=(grub-common)
+  [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || need+=(ovmf)
+  [ ${#need[@]} -eq 0 ] && return 0
+  apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+}
 TVM_OUT=${TVM_OUT:-$tvm_repo/build/amd64}
 TVM_MAC=${TVM_MAC:-52:54:00:5e:b0:c7}
 TVM_PID=""
