@@ -10,7 +10,7 @@ import { admit, fromServerChannel } from '../auth/gate.js';
 import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
-import { routeIndex } from './route-index.js';
+import { routeIndex, routeKey } from './route-index.js';
 import * as loginRoutes from './routes/login.js';
 import * as accountRoutes from './routes/account.js';
 import * as readRoutes from './routes/read.js';
@@ -75,17 +75,16 @@ function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse
 // tinyhttp attaches some 25 helpers (req.query, res.json, res.send ...) to every request by
 // default; no route here uses them, and under load they cost half the CPU of a request and most of
 // its garbage (docs/performance.md). tinyhttp itself needs only res.sendStatus (a route parameter
-// that fails to decode), so that is all this provides.
+// that fails to decode), so that is all this provides: one function for every response (tinyhttp
+// calls it as a method), not a closure made per request.
+function sendStatus(this: ServerResponse, code: number) {
+  sendText(this, code, (STATUS_CODES[code] ?? 'error').toLowerCase());
+  return this;
+}
 const routerExtensions: RouteHandler = (_req, res, next) => {
-  res.sendStatus = (code: number) => {
-    sendText(res, code, (STATUS_CODES[code] ?? 'error').toLowerCase());
-    return res;
-  };
+  res.sendStatus = sendStatus as typeof res.sendStatus;
   next?.();
 };
-
-// Routes are matched without regard to case or a trailing slash (tinyhttp's matcher).
-const routeKey = (path: string) => path.toLowerCase().replace(/(.)\/$/, '$1');
 
 interface Router {
   /** The whole table of routes (tinyhttp's own entries). */
@@ -133,7 +132,7 @@ function createRouter(ctx: AgentContext): Router {
     const key = routeKey(m.path);
     methodsOf.set(key, [...new Set([...(methodsOf.get(key) ?? []), m.method])]);
   }
-  return { app, dispatch: routeIndex(app, newApp, routeKey), methodsOf };
+  return { app, dispatch: routeIndex(app, newApp), methodsOf };
 }
 
 /** Every route the app registers (method undefined = any method): tests walk this to try each way in. */

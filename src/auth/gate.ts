@@ -25,10 +25,14 @@ export const PUBLIC_PATHS = new Set([
 
 export type Principal = { kind: 'disabled' | 'proxy' | 'local-admin' | 'session'; user?: string };
 
-const principals = new WeakMap<IncomingMessage, Principal>();
+// Kept on the request under a symbol of this module, which nothing from the network can name. Not
+// a WeakMap: one entry a request made V8 grow, rehash and sweep the map's table under load, about
+// 1.5 % of a `latest` request's CPU (docs/performance.md).
+const PRINCIPAL = Symbol('printbox.principal');
+type Judged = IncomingMessage & { [PRINCIPAL]?: Principal };
 
 /** Who the gate found this request to be (undefined on a public path without credentials). */
-export const principalOf = (req: IncomingMessage): Principal | undefined => principals.get(req);
+export const principalOf = (req: IncomingMessage): Principal | undefined => (req as Judged)[PRINCIPAL];
 
 // Requests the central server sent over the box's own WebSocket channel (server/proxy.ts). Only
 // in-process code can put a request here: nothing that arrives from the network can.
@@ -59,6 +63,6 @@ function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore,
  */
 export function admit(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): boolean {
   const principal = authenticate(req, cfg, sessions, facts);
-  if (principal) principals.set(req, principal);
+  if (principal) (req as Judged)[PRINCIPAL] = principal;
   return Boolean(principal) || PUBLIC_PATHS.has((req.url ?? '/').split('?')[0]);
 }

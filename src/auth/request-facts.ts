@@ -3,7 +3,7 @@
 // (web.auth.trusted_proxies, decisions.md Auth): from any other peer they are ignored as if absent.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { isIP } from 'node:net';
+import { isIP, type Socket } from 'node:net';
 import { compile, parseIPNotation, proxyaddr } from '@tinyhttp/proxy-addr';
 import { parse as parseCookies } from '@tinyhttp/cookie';
 
@@ -12,6 +12,21 @@ const FORWARDING_HEADERS = ['x-forwarded-for', 'x-forwarded-proto', 'x-service-p
 
 function isLoopback(addr: string | undefined): boolean {
   return Boolean(addr) && LOOPBACK(addr!.trim().replace(/^\[|\]$/g, ''), 0);
+}
+
+// A connection's peer never changes, so it is judged once per connection, on the socket under a
+// symbol of this module. Judged on every request, proxy-addr's check (a BlockList lookup, a trim
+// and a regex) was 1.6 % of a `latest` request's CPU (docs/performance.md).
+const PEER_IS_LOOPBACK = Symbol('printbox.peerIsLoopback');
+type JudgedSocket = Socket & { [PEER_IS_LOOPBACK]?: boolean };
+
+function peerIsLoopback(socket: JudgedSocket): boolean {
+  const judged = socket[PEER_IS_LOOPBACK];
+  if (judged !== undefined) return judged;
+  const addr = socket.remoteAddress;
+  // A socket already closed has no address: not loopback, and not remembered.
+  if (!addr) return false;
+  return (socket[PEER_IS_LOOPBACK] = isLoopback(addr));
 }
 
 type Trust = (addr: string, i: number) => boolean;
@@ -73,7 +88,7 @@ export class RequestFacts {
 
   /** Remote address is loopback, or (from a trusted proxy) the first X-Forwarded-For value is (contract 5.4). */
   fromLoopback(req: IncomingMessage): boolean {
-    return isLoopback(req.socket.remoteAddress) || isLoopback(this.proxyHeader(req, 'x-forwarded-for'));
+    return peerIsLoopback(req.socket) || isLoopback(this.proxyHeader(req, 'x-forwarded-for'));
   }
 
   /** X-Service-Proxy: server from a trusted peer (contract 5.5). */

@@ -78,6 +78,8 @@ describe('malformed query strings and encodings', () => {
   test('a malformed path', async () => {
     const r = await agent.get('/api/devices/%zz');
     assert.ok(r.status >= 400 && r.status < 500, show(r));
+    // A route parameter that does not decode: tinyhttp answers through the agent's res.sendStatus.
+    expectTextError(await agent.get('/ui/%E0%A4%A'), 400, 'bad request');
     await stillHealthy();
   });
   test('unusual but valid serials are looked up exactly', async () => {

@@ -5,7 +5,8 @@ import { test } from 'node:test';
 import { checkRequestTarget } from '../../src/web/request-target.js';
 import { LoginLimiter, isRefusal } from '../../src/auth/login-limiter.js';
 import { SessionStore, SESSION_MAX_MS } from '../../src/auth/sessions.js';
-import { compileTrust } from '../../src/auth/request-facts.js';
+import { compileTrust, RequestFacts } from '../../src/auth/request-facts.js';
+import type { IncomingMessage } from 'node:http';
 import { hashPassword, verifyPassword } from '../../src/auth/passwords.js';
 import { openDatabase } from '../../src/store/db.js';
 
@@ -16,9 +17,13 @@ test('request targets: canonical paths pass, every other spelling is refused', (
     ['https://box.local:8443/settings?x=1', '/settings?x=1'],
     ['http://box.local', '/'],
     ['/', '/'],
+    // Only the path is judged: a dot segment or an encoded separator in the query is a value.
+    ['/x?p=/../y&q=%2F', '/x?p=/../y&q=%2F'],
+    ['/.well-known/x', '/.well-known/x'],
   ]) assert.deepEqual(checkRequestTarget(raw), { ok: true, url }, raw);
   for (const raw of ['//settings', '///x', '/a//b', '/%2Fsettings', '/%2fsettings', '/%5Cx', '/./settings', '/x/../settings', '/..',
-    '/%2E%2E/x', '/a\\b', '*', 'settings', '', '/x%00', '/x\u0001', 'https://box//settings']) {
+    '/%2E%2E/x', '/a\\b', '*', 'settings', '', '/x%00', '/x\u0001', 'https://box//settings',
+    'https://box/../settings', '/x/..', '/x/.', '/x%2e%2E']) {
     const r = checkRequestTarget(raw);
     assert.equal(r.ok, false, raw);
   }
@@ -80,6 +85,23 @@ test('trusted proxies: CIDR lists, IPv4-mapped peers, and the /0 ranges proxy-ad
   assert.ok(all('198.18.7.2', 0) && all('2001:db8::1', 0) && all('::ffff:198.18.7.2', 0));
   const v4 = compileTrust(['0.0.0.0/0']);
   assert.ok(!v4('2001:db8::1', 0));
+});
+
+test('loopback peers: judged once per connection, each connection by its own peer', () => {
+  const facts = new RequestFacts([]);
+  const socket = (remoteAddress?: string) => ({ remoteAddress });
+  const request = (s: object, headers: Record<string, string> = {}) => ({ socket: s, headers }) as unknown as IncomingMessage;
+  const [local, mapped, lan, gone] = [socket('127.0.0.1'), socket('::ffff:127.0.0.9'), socket('198.18.7.2'), socket(undefined)];
+  for (let i = 0; i < 2; i++) {
+    assert.equal(facts.fromLoopback(request(local)), true);
+    assert.equal(facts.fromLoopback(request(mapped)), true);
+    // X-Forwarded-For counts only from a trusted proxy: none here.
+    assert.equal(facts.fromLoopback(request(lan, { 'x-forwarded-for': '127.0.0.1' })), false);
+    assert.equal(facts.fromLoopback(request(gone)), false);
+  }
+  // A connection whose address was not known yet is judged again once it is.
+  (gone as { remoteAddress?: string }).remoteAddress = '127.0.0.1';
+  assert.equal(facts.fromLoopback(request(gone)), true);
 });
 
 test('password hashes: salted, verified, wrong or malformed refused', async () => {

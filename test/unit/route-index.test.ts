@@ -9,8 +9,6 @@ import { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { routeIndex } from '../../src/api/route-index.js';
 
-const routeKey = (path: string) => path.toLowerCase().replace(/(.)\/$/, '$1');
-
 /** A table like the agent's, each handler saying its name: static paths, methods, parameters, a wildcard, a '.'. */
 function table() {
   const newApp = () => new App({ settings: { xPoweredBy: false }, applyExtensions: (_q, _s, next) => next?.(), noMatchHandler: (req) => said(req, 'no match') });
@@ -50,7 +48,7 @@ const PATHS = [
 
 test('every request reaches the handler that tinyhttp\'s whole table runs', () => {
   const { app, newApp } = table();
-  const dispatch = routeIndex(app, newApp, routeKey);
+  const dispatch = routeIndex(app, newApp);
   for (const method of ['GET', 'POST', 'PUT'])
     for (const path of PATHS) {
       const expected = run(app.attach as (req: IncomingMessage, res: ServerResponse) => void, method, path);
@@ -62,7 +60,7 @@ test('every request reaches the handler that tinyhttp\'s whole table runs', () =
 
 test('an indexed path tests only its own routes\' patterns; a path others also match goes to the whole table', () => {
   const { app, newApp } = table();
-  const dispatch = routeIndex(app, newApp, routeKey);
+  const dispatch = routeIndex(app, newApp);
   const tested = new Set<string>();
   for (const m of app.middleware) {
     const pattern = m.regex!.pattern;
