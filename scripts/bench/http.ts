@@ -5,12 +5,16 @@
 // server's CPU per request (from /proc), and agent/minimal ratios, the CPU ratio as the median of
 // each round's pair of runs. Then start-up: spawn to the first 200 of each. Everything on 127.0.0.1.
 //   npm run build && node dist/scripts/bench/http.js [--devices 500] [--seconds 3] [--rounds 5] [--db FILE]
-//     [--flags unit|none] [--only SUBSTRING] [--gc]
+//     [--flags unit|none] [--only SUBSTRING] [--gc] [--release none|agent|both]
 // --flags: both servers run with the agent unit's Node flags and memory environment (the default:
 // what the box runs), or with none. --only: just the endpoints whose path contains SUBSTRING.
 // --gc: both servers run with V8's --trace-gc, and each endpoint's row says how many young and full
 // collections each server ran and their pause per 1,000 requests of its timed runs (the trace's
 // own writes cost a little CPU: compare the ratios of runs without --gc).
+// --release: after each endpoint's warm-up, the agent, or both servers, go through the memory
+// release a polling round ends with (heap-release.ts), then serve the load 10 s more before the
+// timed runs: `agent` is a box's agent against a minimal server that never had it, `both` compares
+// like with like.
 // --db: a copy of that database is served instead of a generated fleet, and history is measured
 // too (each period): use the 2-year fleet that history.ts generates and caches, e.g.
 // /var/tmp/printbox-bench/fleet-500x730-old60/printbox.db.
@@ -26,6 +30,7 @@ import { device, metrics, ndjson } from '../../test/helpers/seed.js';
 import { readSnmprec } from '../../test/helpers/snmprec.js';
 import { parsePrinter, type ParsedPrinter } from '../../src/snmp/parse/printer.js';
 import { cpuMs, freePort, pinnedApart, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
+import { releaseAgentHeap, releaseMinimalHeap } from './heap-release.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -42,6 +47,8 @@ const DB = option('db') ?? '';
 const UNIT_FLAGS = (option('flags') ?? 'unit') === 'unit';
 const ONLY = option('only') ?? '';
 const GC = process.argv.includes('--gc');
+const RELEASE = option('release') ?? 'none';
+if (!['none', 'agent', 'both'].includes(RELEASE)) throw new Error(`--release: none, agent or both, not ${RELEASE}`);
 const nodeFlags = UNIT_FLAGS ? unitNodeFlags() : [];
 const env = { ...process.env, ...(UNIT_FLAGS ? unitEnvironment() : {}) };
 
@@ -173,7 +180,7 @@ try {
   // The agent judges every saved printer's alerts after it starts: the timed runs wait for that.
   const settled = await waitCpuIdle(agent.pid!, Date.now() + 600_000);
 
-  console.log(`node ${process.version} ${nodeFlags.join(' ') || '(no flags)'}; ${DB ? `fleet ${DB}` : `${DEVICES} saved devices`}; autocannon ${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, agent and minimal server interleaved; the agent's start-up work done after ${(settled / 1000).toFixed(0)} s`);
+  console.log(`node ${process.version} ${nodeFlags.join(' ') || '(no flags)'}; ${DB ? `fleet ${DB}` : `${DEVICES} saved devices`}; autocannon ${CONNECTIONS} connections, ${SECONDS} s a run, ${ROUNDS} rounds, agent and minimal server interleaved; the agent's start-up work done after ${(settled / 1000).toFixed(0)} s; memory release before the runs: ${RELEASE}`);
   let endpoints = [`/api/devices/metrics/latest?serial=${serial}`, '/devices/list', '/api/version'];
   if (DB) for (const p of ['day', 'week', 'month', 'year']) endpoints.push(`/api/devices/metrics/history?serial=${serial}&period=${p}`);
   endpoints = endpoints.filter((p) => p.includes(ONLY));
@@ -184,6 +191,12 @@ try {
     // Warm both (JIT, page cache) out of the timed runs.
     await autocannon({ url: `https://127.0.0.1:${agentPort}${path}`, connections: 4, duration: 1 });
     await autocannon({ url: `https://127.0.0.1:${minimalPort}${path}`, connections: 4, duration: 1 });
+    if (RELEASE !== 'none') {
+      await releaseAgentHeap(agentPort);
+      if (RELEASE === 'both') await releaseMinimalHeap(minimalPort);
+      for (const p of [agent, bare]) await waitCpuIdle(p.pid!, Date.now() + 60_000);
+      for (const port of [agentPort, minimalPort]) await autocannon({ url: `https://127.0.0.1:${port}${path}`, connections: CONNECTIONS, duration: 10 });
+    }
     const runs: Record<'agent' | 'minimal', Awaited<ReturnType<typeof load>>[]> = { agent: [], minimal: [] };
     const traced = { agent: agentPort, minimal: minimalPort };
     const traceFrom = GC ? { agent: statSync(gcLog(agentPort)).size, minimal: statSync(gcLog(minimalPort)).size } : undefined;

@@ -10,7 +10,8 @@
 //   3. /devices/list (all printers) one request at a time, agent and a minimal https +
 //      better-sqlite3 server (minimal-server.ts, the same database file) taking turns: p50/p99 and
 //      CPU per request; /api/devices/metrics/latest under autocannon (16 connections), both in turn,
-//      before and after the lists, each after --warmup seconds of the same load: req/s and CPU per
+//      before and after the lists, each after --warmup seconds of the same load, the memory
+//      release a round ends with (heap-release.ts), and --warmup seconds again: req/s and CPU per
 //      request (the servers on a core of their own, this process, the client, on the other:
 //      pinnedApart);
 //   4. with --history-db FILE (the 2-year fleet history.ts generates, e.g.
@@ -38,6 +39,7 @@ import { readSnmprec } from '../../test/helpers/snmprec.js';
 import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
 import { device, ndjson } from '../../test/helpers/seed.js';
 import { cpuMs, freePort, pinnedApart, rssMiB, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
+import { releaseAgentHeap, releaseMinimalHeap } from './heap-release.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -206,14 +208,20 @@ async function capacity(s: Server, path: string) {
 
 /**
  * latest under autocannon, the servers taking turns (3 rounds after a warm-up): a table of their
- * medians. The warm-up is the runs' own load for WARMUP seconds: an agent that has only polled
- * so far still optimizes its request path for some 8 s of it (its CPU a request fell from 0.024 to
- * 0.021 ms over 8 runs of 2 s, docs/performance.md), and capacity is what it costs after that.
+ * medians. Each server serves the runs' own load for WARMUP seconds, goes through the memory
+ * release a polling round ends with (heap-release.ts: the agent has been through it at every
+ * round; the minimal server has not, and the release alone costs any Node server some 10 % a
+ * request), and serves the load again for WARMUP seconds: the code V8 rebuilds after the release
+ * takes some 8 s of load to settle (docs/performance.md). Capacity is what a request costs then.
  */
 async function latestCapacity(servers: Server[], path: string, when: string): Promise<void> {
   const runs: Record<string, Awaited<ReturnType<typeof capacity>>[]> = { agent: [], minimal: [] };
+  const warm = (s: Server) => autocannon({ url: `https://127.0.0.1:${s.port}${path}`, connections: 16, duration: WARMUP });
   await pinnedApart(servers.map((s) => s.pid), async () => {
-    for (const s of servers) await autocannon({ url: `https://127.0.0.1:${s.port}${path}`, connections: 16, duration: WARMUP });
+    for (const s of servers) await warm(s);
+    for (const s of servers) await (s.name === 'agent' ? releaseAgentHeap(s.port) : releaseMinimalHeap(s.port));
+    for (const s of servers) await waitCpuIdle(s.pid, Date.now() + 60_000);
+    for (const s of servers) await warm(s);
     for (let r = 0; r < 3; r++) for (const s of servers) runs[s.name].push(await capacity(s, path));
   });
   const lat = (k: string) => ({ rps: median(runs[k].map((x) => x.rps)), p99: median(runs[k].map((x) => x.p99)), cpu: median(runs[k].map((x) => x.cpu)) });

@@ -4,6 +4,7 @@
 // agent costs above them is its HTTP stack. `/devices/list` is written plainly here, as anyone
 // would: one query, JSON.parse of the stored PrinterInfo, an object per row with the contract's
 // fields (2.1), JSON.stringify; so the agent's own store and views are measured against it too.
+// POST /release-memory runs the agent's memory release here too (heap-release.ts).
 //   node dist/scripts/bench/minimal-server.js DB CERT KEY PORT
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:https';
@@ -14,6 +15,7 @@ import { snapshotJson } from '../../src/api/views.js';
 import { versionInfo } from '../../src/version.js';
 import { lttb } from '../../src/api/lttb.js';
 import { TLS_OPTIONS } from '../../src/web/listeners.js';
+import { releaseHeapMemory } from '../../src/loop/release-memory.js';
 
 const [dbPath, cert, key, port] = process.argv.slice(2);
 const DAY = 86_400_000;
@@ -43,6 +45,8 @@ const savedEntry = (r: DeviceRow) => {
   };
 };
 
+let released = 0; // /release-memory runs so far
+
 const json = (res: import('node:http').ServerResponse, value: unknown) => {
   const body = JSON.stringify(value) + '\n';
   res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
@@ -61,6 +65,13 @@ createServer({ cert: readFileSync(cert), key: readFileSync(key), ...TLS_OPTIONS 
     return json(res, rows.length ? rows.map(snapshotJson) : null);
   }
   if (url.pathname === '/api/version') return json(res, versionInfo());
+  if (url.pathname === '/release-memory') {
+    // The agent's memory release (heap-release.ts says why a bench runs it in both servers),
+    // once this answer is out, as a round's runs when no request is in flight.
+    if (req.method === 'GET') return json(res, { released });
+    res.on('close', () => setImmediate(() => (releaseHeapMemory(), released++)));
+    return res.writeHead(202).end();
+  }
   res.writeHead(404).end();
 }).listen(Number(port), '127.0.0.1', () => process.stdout.write('ready\n'));
 process.on('SIGTERM', () => process.exit(0)); // a clean exit (and, under --cpu-prof, its profile written)
