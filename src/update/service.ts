@@ -72,9 +72,10 @@ export interface UpdateServiceOptions {
 /**
  * RAUC answers through D-Bus, which a booting box may not have started when the agent first asks
  * (the agent is ordered after neither: issue 34, power-on to HTTPS): the slots are asked again,
- * soon at first, then every 10 s, until RAUC answers.
+ * soon at first, then every 10 s for about two minutes, then every 5 minutes. A RAUC that has not
+ * answered by then is broken, not late, and each ask is a `rauc status` process.
  */
-const SLOTS_RETRY_MS = [2_000, 4_000, 8_000, 10_000];
+const SLOTS_RETRY_MS = [2_000, 4_000, 8_000, ...Array<number>(10).fill(10_000), 60_000, 300_000];
 
 /** The file printbox-update-reboot.path watches: the agent cannot reboot the box itself. */
 export const REBOOT_REQUEST = 'reboot-requested';
@@ -105,7 +106,11 @@ export class UpdateService {
     } catch (err) {
       const waits = this.o.slotsRetryMs ?? SLOTS_RETRY_MS;
       const ms = waits[Math.min(this.slotsFailures, waits.length - 1)];
-      if (this.slotsFailures++ === 0) this.o.log.warn({ err: (err as Error).message, retry_ms: ms }, 'update slots not read: asking again');
+      if (this.slotsFailures === 0) this.o.log.warn({ err: (err as Error).message, retry_ms: ms }, 'update slots not read: asking again');
+      else if (this.slotsFailures === waits.length - 1) {
+        this.o.log.warn({ err: (err as Error).message, attempts: this.slotsFailures + 1, retry_ms: ms }, 'update slots still not read: RAUC does not answer; asking less often');
+      }
+      this.slotsFailures++;
       if (!this.stopped) this.slotsRetry = setTimeout(() => void this.start(), ms).unref();
       return;
     }

@@ -238,6 +238,20 @@ test('RAUC not answering at start (D-Bus not up yet): the slots are asked again,
   assert.equal(rauc.asked, 3);
   assert.match(String(back.status().last_error), new RegExp(`the update to ${newer.replace(/\./g, '\\.')} did not come up in slot B.*slot A`));
 
+  // Never answering: asked on the waits' schedule, the last repeating, and said twice: at the first
+  // failure and when the waits reach their longest.
+  const warns: string[] = [];
+  const broken = new RaucNotYetUp(Infinity);
+  const log = Object.assign(createLogger('silent' as 'error', new LogRing()), { warn: (_o: object, msg: string) => void warns.push(msg) });
+  const waiting = t.make(broken, { slotsRetryMs: [5, 5, 5, 30], log });
+  await waiting.start();
+  for (let i = 0; broken.asked < 7; i++) {
+    assert.ok(i < 1000, `asked only ${broken.asked} times`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  waiting.stop();
+  assert.deepEqual(warns, ['update slots not read: asking again', 'update slots still not read: RAUC does not answer; asking less often']);
+
   // Stopped (the agent shutting down): not asked again.
   const never = new RaucNotYetUp(Infinity);
   const stopped = t.make(never, { slotsRetryMs: [5] });
