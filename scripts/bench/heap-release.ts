@@ -10,24 +10,7 @@
 // A box's agent has been through it at the end of every round since its first, so its capacity is
 // measured after one; the minimal server is put through the same, or the ratio measures the
 // collection instead of the agent.
-import https from 'node:https';
-
-interface Answer { status: number; text: string }
-
-function call(port: number, method: string, path: string, body?: unknown): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      { host: '127.0.0.1', port, path, method, rejectUnauthorized: false, agent: false, headers: { 'Content-Type': 'application/json', Accept: 'application/json' } },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+import { call } from './https-call.js';
 
 async function expect(port: number, method: string, path: string, status: number, body?: unknown): Promise<unknown> {
   const a = await call(port, method, path, body);

@@ -40,6 +40,7 @@ import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/helpers/snmp
 import { device, ndjson } from '../../test/helpers/seed.js';
 import { cpuMs, freePort, pinnedApart, rssMiB, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
 import { releaseAgentHeap, releaseMinimalHeap } from './heap-release.js';
+import { call } from './https-call.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -246,18 +247,7 @@ function agentConfig(dir: string, port: number, level: string): string {
 }
 
 async function postSettings(port: number, body: unknown): Promise<void> {
-  const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const req = https.request(
-      { host: '127.0.0.1', port, path: '/settings', method: 'POST', rejectUnauthorized: false, headers: { 'Content-Type': 'application/json', Accept: 'application/json' } },
-      (r) => {
-        let text = '';
-        r.on('data', (c: Buffer) => (text += c.toString()));
-        r.on('end', () => resolve({ status: r.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
-  });
+  const res = await call(port, 'POST', '/settings', body);
   if (res.status !== 200) throw new Error(`settings: ${res.status} ${res.text}`);
 }
 

@@ -5,12 +5,12 @@
 //   npm run build && node dist/scripts/bench/memory.js [--scans 5]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
 import { freePort, rssMiB, unitEnvironment, unitNodeFlags } from './process.js';
+import { call } from './https-call.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const cli = join(here, '../../src/cli.js');
@@ -21,23 +21,6 @@ const i = process.argv.indexOf('--scans');
 const SCANS = i > 0 ? Number(process.argv[i + 1]) : 5;
 const RECORDINGS = ['brother', 'epson_cw', 'epson_sc', 'kyocera_cs4053', 'kyocera_p2040'].map((n) => fixturePath(`printmaster/${n}.snmprec`));
 const printers = Array.from({ length: 50 }, (_, k) => `127.89.0.${k + 1}`);
-
-
-function call(port: number, method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : JSON.stringify(body);
-    const req = https.request(
-      { host: '127.0.0.1', port, path, method, rejectUnauthorized: false, agent: false, headers: data ? { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(data) } : {} },
-      (res) => {
-        let text = '';
-        res.on('data', (c) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
-  });
-}
 
 async function run(label: string, nodeFlags: string[], simPort: number): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'printbox-mem-bench-'));
