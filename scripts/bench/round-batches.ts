@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/store/db.js';
 import { DeviceStore, type Reading } from '../../src/store/devices.js';
 import { mergeObservation } from '../../src/discovery/merge.js';
-import { toObservation } from '../../src/discovery/service.js';
+import { toObservation } from '../../src/discovery/snmp-observation.js';
 import { parsePrinter } from '../../src/snmp/parse/printer.js';
 import { readSnmprec } from '../../test/helpers/snmprec.js';
 

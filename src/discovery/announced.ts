@@ -16,11 +16,14 @@ import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
 
 /** The status line of a printer whose last mDNS service said goodbye. */
 export const SAID_GOODBYE = 'offline: said goodbye on mDNS';
-/** The status line of a printer that said goodbye by the given method (a WS-Discovery Bye). */
-export function saidGoodbye(method: AnnounceMethod = 'mdns'): string {
-  return method === 'mdns' ? SAID_GOODBYE : `offline: said goodbye on ${method === 'wsd' ? 'WS-Discovery' : 'SSDP'}`;
+/** How an announced printer went: it said goodbye (mDNS TTL 0, a Bye), or its announcement expired unanswered. */
+export type GoneWhy = 'goodbye' | 'expired';
+const METHOD_NAME: Record<AnnounceMethod, string> = { mdns: 'mDNS', wsd: 'WS-Discovery', ssdp: 'SSDP' };
+/** The status line of a printer that said goodbye by the given method, or whose announcement expired. */
+export function saidGoodbye(method: AnnounceMethod = 'mdns', why: GoneWhy = 'goodbye'): string {
+  return why === 'goodbye' ? `offline: said goodbye on ${METHOD_NAME[method]}` : `offline: no longer announced on ${METHOD_NAME[method]} (its announcement expired unanswered)`;
 }
-const isGoodbyeLine = (m: string) => m.startsWith('offline: said goodbye on ');
+const isGoodbyeLine = (m: string) => m.startsWith('offline: said goodbye on ') || m.startsWith('offline: no longer announced on ');
 
 /**
  * Why an announced address may not be contacted, or undefined when it may: it must be on one of
@@ -176,12 +179,25 @@ export function announcedAt(devices: Pick<DeviceStore, 'listAll'>, address: stri
   return devices.listAll().filter((d) => d.ip === address && Array.isArray(d.printer_info?.discovery_methods) && (d.printer_info.discovery_methods as string[]).includes(method));
 }
 
-/** A printer that said goodbye: kept, said to be gone, last_seen untouched. */
-export function markGoodbye(d: Device, now: number, method: AnnounceMethod = 'mdns'): Device {
-  const line = saidGoodbye(method);
+/** A printer that said goodbye or whose announcement expired: kept, said to be gone, last_seen untouched. */
+export function markGone(d: Device, now: number, method: AnnounceMethod = 'mdns', why: GoneWhy = 'goodbye'): Device {
+  const line = saidGoodbye(method, why);
   const others = (d.status_messages ?? []).filter((m) => !isGoodbyeLine(m));
   const status_messages = [line, ...others].slice(0, 32);
   // PrinterInfo carries the status lines the listings show: it says so too.
   const printer_info = d.printer_info ? { ...d.printer_info, status_messages } : d.printer_info;
   return { ...d, status_messages, printer_info, raw_data: { ...(d.raw_data ?? {}), [`${method}_goodbye_at`]: new Date(now).toISOString() } };
+}
+
+/** `d` with where its printer answers IPP (raw_data.ipp), so that polls read it there again. */
+export function withIppTarget(d: Device, ipp: IppTarget | undefined): Device {
+  if (!ipp) return d;
+  return { ...d, raw_data: { ...(d.raw_data ?? {}), ipp: { port: ipp.port, resource: ipp.resource, tls: ipp.tls } } };
+}
+
+/** Whether an IPP read is of the record's printer: its serial, or its printer-uuid. */
+export function sameIppPrinter(d: Device, o: Observation): boolean {
+  if (o.serial === d.serial) return true;
+  const uuid = o.printerInfo.printer_uuid;
+  return typeof uuid === 'string' && uuid !== '' && d.printer_info?.printer_uuid === uuid;
 }

@@ -3,6 +3,7 @@
 import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device.js';
 import { withTrustNotes } from './move-check.js';
 import { isProbeReason } from './port-probe.js';
+import { formatTime } from '../model/time.js';
 
 /** What discovery learned about one printer, already in contract field names. */
 export interface Observation {
@@ -60,26 +61,52 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
   const methods = [...new Set([...(Array.isArray(before) ? (before as string[]) : []), ...(o.discoveryMethods ?? [])])].sort();
   d.printer_info = methods.length ? { ...o.printerInfo, discovery_methods: methods } : o.printerInfo;
   if (existing?.printer_info) d.printer_info = withEarlierPorts(d.printer_info, existing.printer_info, o.portsProbed === true);
+  // It answered: whatever said it was not answering no longer stands.
+  if (d.raw_data && 'not_answering_since' in d.raw_data) {
+    const { not_answering_since: _gone, ...raw } = d.raw_data;
+    d.raw_data = raw;
+  }
   // The printer's status lines replace the old ones; a pending move or flagged counter stays said.
   return withTrustNotes(d);
 }
 
 /**
- * Open ports are what the last port probe found (a scan's probe replaces them), plus the ports a
- * read answered on since (a poll or an announcement does not probe): without this, every poll
- * would drop what the scan found. The probe's detection reasons follow the same rule.
+ * What earlier reads saw stays on the record: open ports are what the last port probe found (a
+ * scan's probe replaces them) plus the ports a read answered on since (a poll or an announcement
+ * does not probe), and the reasons it was detected and the services it advertised accumulate
+ * across scans, announcements and polls, so that none erases what another saw (a probe's own
+ * reasons are replaced by the next probe).
  */
 function withEarlierPorts(info: Device['printer_info'], before: NonNullable<Device['printer_info']>, probed: boolean): Device['printer_info'] {
-  if (!info || probed) return info;
+  if (!info) return info;
   const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-  const ports = [...new Set([...list(before.open_ports), ...list(info.open_ports)].filter((p): p is number => Number.isInteger(p)))].sort((a, b) => a - b);
-  const earlier = list(before.detection_reasons).filter((r): r is string => isProbeReason(r));
-  const reasons = [...new Set([...list(info.detection_reasons), ...earlier])].slice(0, 32);
-  return { ...info, ...(ports.length ? { open_ports: ports } : {}), ...(reasons.length ? { detection_reasons: reasons } : {}) };
+  const strings = (v: unknown) => list(v).filter((r): r is string => typeof r === 'string');
+  const ports = [...new Set([...(probed ? [] : list(before.open_ports)), ...list(info.open_ports)].filter((p): p is number => Number.isInteger(p)))].sort((a, b) => a - b);
+  const earlier = strings(before.detection_reasons).filter((r) => !probed || !isProbeReason(r));
+  const reasons = [...new Set([...strings(info.detection_reasons), ...earlier])].slice(0, 32);
+  const services = [...new Set([...strings(info.advertised_services), ...strings(before.advertised_services)])].sort().slice(0, 32);
+  return {
+    ...info,
+    ...(ports.length ? { open_ports: ports } : {}),
+    ...(reasons.length ? { detection_reasons: reasons } : {}),
+    ...(services.length ? { advertised_services: services } : {}),
+  };
 }
 
-/** Marks a device that did not answer a poll, without deleting anything. */
+/** The status line of a printer that stopped answering polls (the first of its lines). */
+export const NOT_ANSWERING = 'not answering since';
+
+/**
+ * Marks a device that did not answer a poll, without deleting anything: "not answering since
+ * <the first failed poll>" (raw_data.not_answering_since), kept until it answers again.
+ */
 export function markUnreachable(d: Device, now: number, message: string): Device {
-  const others = (d.status_messages ?? []).filter((m) => !m.startsWith('not responding'));
-  return withTrustNotes({ ...d, status_messages: [`not responding: ${message}`, ...others].slice(0, 32), raw_data: { ...(d.raw_data ?? {}), last_poll_failed_at: new Date(now).toISOString() } });
+  const raw = d.raw_data ?? {};
+  const since = typeof raw.not_answering_since === 'string' ? raw.not_answering_since : formatTime(now);
+  const others = (d.status_messages ?? []).filter((m) => !m.startsWith(NOT_ANSWERING));
+  return withTrustNotes({
+    ...d,
+    status_messages: [`${NOT_ANSWERING} ${since}: ${message}`, ...others].slice(0, 32),
+    raw_data: { ...raw, not_answering_since: since, last_poll_failed_at: formatTime(now) },
+  });
 }

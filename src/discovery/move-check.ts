@@ -1,21 +1,23 @@
-// A saved printer's serial answering from another address (issue 32, "spoofed printers").
+// A saved printer's identity answering from another address: is it the printer, renumbered (a DHCP
+// lease renewed after a power cut), or a host claiming to be it?
 //
-// SNMP v1/v2c replies carry nothing that proves who sent them: any host can answer with any serial,
-// model, MAC (ifPhysAddress) and counters. So a reply from another address never moves a record by
-// itself: the record keeps its address and history, and the sighting is kept on the record as
-// `raw_data.pending_move` (with a status line) until a person confirms it (POST
-// /devices/confirm-move) or a second round shows it consistently with a proof the box can check.
-//
-// What the box can check, and what each is worth:
+// SNMP v1/v2c and IPP replies carry nothing that proves who sent them: any host can answer with
+// any serial, printer-uuid, model, MAC (ifPhysAddress) and counters. What the box can check, and
+// what each is worth:
 // - the neighbour table's MAC for the new address (what the box saw on the wire: on-link hosts
 //   only) against the printer's known MAC: a host must take the printer's MAC to pass;
 // - SNMPv3 with authentication: the snmpEngineID, since an authenticated reply needs the user's
-//   keys localised to that engine; authPriv also hides the exchange. This is the real cure;
+//   keys localised to that engine;
 // - the reply's own ifPhysAddress, model and manufacturer: a mismatch is a warning, a match
-//   proves nothing (a spoofer copies them).
-// A move is made without a person only when, at the next round, the same address answers with the
-// same fingerprint, the saved address no longer answers, nothing differs from what is known, and
-// the neighbour MAC or an authenticated engine ID matches.
+//   proves nothing (a spoofer copies them);
+// - whether the saved address still answers as the printer.
+// The record follows its printer by itself, at the first sighting, when nothing differs, the MAC
+// the box sees (or an authenticated engine ID) matches, and the saved address no longer answers
+// as the printer (silent, or another device took the address). Everything else is a pending
+// move (raw_data.pending_move, with a status line) that a person confirms (POST
+// /devices/confirm-move): two live addresses claiming one printer, a MAC or engine that differs,
+// or a sighting with nothing the box could check (an off-link host, where any host could claim
+// any serial). docs/api.md, "Discovery", states the rule.
 import type { Device } from '../model/device.js';
 import type { SecurityLevel } from '../snmp/client.js';
 import { formatTime } from '../model/time.js';
@@ -102,38 +104,41 @@ function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
 
 function reasonOf(d: Device, fp: Fingerprint, checks: PendingMove['checks'], savedAnswers: boolean): string {
   const parts = [`a reply with this serial came from ${fp.ip}, not the saved address ${d.ip}`];
-  if (savedAnswers) parts.push(`the saved address still answers with this serial`);
+  if (savedAnswers) parts.push(`the saved address still answers with this serial (two live addresses claim one printer)`);
   const k = known(d);
   if (checks.neighbour_mac === 'differs') parts.push(`the box sees MAC ${fp.neighbour_mac} at ${fp.ip}, the printer's is ${k.neighbour_mac ?? normalMac(d.mac_address)}`);
   if (checks.reported_mac === 'differs') parts.push(`the reply reports MAC ${normalMac(fp.reported_mac)}, the printer's is ${normalMac(d.mac_address)}`);
   if (checks.engine_id === 'differs') parts.push(fp.engine_id ? `SNMPv3 engine ID ${fp.engine_id} differs from the printer's ${k.snmp_engine_id}` : `the printer answered SNMPv3 (engine ID ${k.snmp_engine_id}), this reply did not`);
   if (checks.identity === 'differs') parts.push(`it says ${[fp.manufacturer, fp.model].filter(Boolean).join(' ')}, the printer is ${[d.manufacturer, d.model].filter(Boolean).join(' ')}`);
-  if (!AUTHENTICATED.includes(fp.snmp)) parts.push(`${fp.snmp === 'ipp' ? 'IPP' : `SNMP ${fp.snmp}`} does not prove who sent the reply`);
-  if (checks.neighbour_mac === 'unknown' && !(checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp))) parts.push('no MAC or engine ID the box could check');
+  if (!proven(fp, checks)) {
+    if (!AUTHENTICATED.includes(fp.snmp)) parts.push(`${fp.snmp === 'ipp' ? 'IPP' : `SNMP ${fp.snmp}`} does not prove who sent the reply`);
+    if (checks.neighbour_mac === 'unknown') parts.push('no MAC or engine ID the box could check');
+  }
   return parts.join('; ');
+}
+
+/** The box itself saw the printer's MAC at the new address, or an authenticated engine ID matches. */
+function proven(fp: Fingerprint, checks: PendingMove['checks']): boolean {
+  return checks.neighbour_mac === 'match' || (checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp));
 }
 
 export type Decision = { move: true; checks: PendingMove['checks'] } | { move: false; pending: PendingMove };
 
-/**
- * What to do with a reply carrying `d`'s serial from another address. `roundStartedAt`: when the
- * scan or polling round began; a pending move written before it is from an earlier round.
- */
-export function judgeSighting(d: Device, fp: Fingerprint, now: number, savedAnswers: boolean, roundStartedAt: number): Decision {
+/** What to do with a reply carrying `d`'s identity from another address (the rule: top of this file). */
+export function judgeSighting(d: Device, fp: Fingerprint, now: number, savedAnswers: boolean): Decision {
   const checks = checkFingerprint(d, fp);
   const before = pendingMoveOf(d);
-  const again = before && sameFingerprint(before, fp) && Date.parse(before.seen_at) < roundStartedAt;
   const differs = Object.values(checks).includes('differs');
-  const proof = checks.neighbour_mac === 'match' || (checks.engine_id === 'match' && AUTHENTICATED.includes(fp.snmp));
-  if (again && !savedAnswers && !differs && proof) return { move: true, checks };
+  if (!savedAnswers && !differs && proven(fp, checks)) return { move: true, checks };
   const at = formatTime(now);
+  const again = before !== undefined && sameFingerprint(before, fp);
   return {
     move: false,
     pending: {
       ...fp,
-      first_seen_at: before && sameFingerprint(before, fp) ? before.first_seen_at : at,
+      first_seen_at: again ? before.first_seen_at : at,
       seen_at: at,
-      sightings: before && sameFingerprint(before, fp) ? before.sightings + 1 : 1,
+      sightings: again ? before.sightings + 1 : 1,
       saved_address_answers: savedAnswers,
       checks,
       reason: reasonOf(d, fp, checks, savedAnswers),

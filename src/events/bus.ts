@@ -18,7 +18,8 @@ export type DeviceChangeKind = 'discovered' | 'updated' | 'saved' | 'hidden' | '
 
 export interface AgentEvents {
   discovery_update: DiscoveryUpdate;
-  device_change: { serial: string; change: DeviceChangeKind };
+  /** `moved`: the record followed its printer from one address to another (discovery/sightings.ts). */
+  device_change: { serial: string; change: DeviceChangeKind; moved?: { from: string; to: string } };
   server_status: LinkStatus;
   storage_status: StorageStatus;
   update_progress: UpdateProgress;

@@ -110,6 +110,11 @@ export class DeviceStore {
     )();
   }
 
+  /** When the device's newest raw reading was taken (epoch ms), if it had one. */
+  latestReadingAt(serial: string): number | undefined {
+    return this.metrics.latestRaw(serial)?.ts;
+  }
+
   /** The page count of the device's newest raw reading, if it had one. */
   latestPageCount(serial: string): number | undefined {
     return this.metrics.latestRaw(serial)?.page_count ?? undefined;

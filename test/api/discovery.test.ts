@@ -130,7 +130,7 @@ test('collect reads moving counters between two polls', async () => {
 test('a saved device that stops answering is marked, not deleted', async () => {
   expectTextError(await post('/devices/metrics/collect', { serial: SILENT_SAVED }), 504, `device ${SILENT_SAVED} did not answer at 127.0.1.39`);
   const profile = expectJson(await agent.get(`/api/devices/profile?serial=${SILENT_SAVED}`)) as any;
-  assert.match(profile.device.status_messages[0], /^not responding/);
+  assert.match(profile.device.status_messages[0], /^not answering since \d{4}-\d\d-\d\dT[0-9:.]+Z: /);
   assert.equal(profile.latest_metrics.page_count, 5);
 });
 

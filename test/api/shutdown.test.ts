@@ -165,7 +165,7 @@ test('SIGTERM during a polling round of 100 silent saved printers: exit 0 withou
     const lines = await exportNdjson(agent.configPath);
     const silent = new Set(SILENT.map((d) => d.serial));
     const marked = lines.filter(
-      (l) => l.kind === 'device' && silent.has(l.serial as string) && ((l.status_messages as string[] | undefined) ?? []).some((m) => m.startsWith('not responding')),
+      (l) => l.kind === 'device' && silent.has(l.serial as string) && ((l.status_messages as string[] | undefined) ?? []).some((m) => m.startsWith('not answering since')),
     );
     assert.deepEqual(marked.map((l) => l.serial), [], 'no device marked "not responding" by a read the shutdown cut short');
   } finally {

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultSettings, mergeSettings } from '../../src/settings/settings.js';
-import { findSamePrinter, ippTargetOf, markGoodbye, refusal, SAID_GOODBYE } from '../../src/discovery/announced.js';
+import { findSamePrinter, ippTargetOf, markGone, refusal, SAID_GOODBYE } from '../../src/discovery/announced.js';
 import { txtOf } from '../../src/discovery/mdns.js';
 import type { Device } from '../../src/model/device.js';
 import type { Observation } from '../../src/discovery/merge.js';
@@ -57,11 +57,11 @@ test('one record per printer: by serial, else printer-uuid, else MAC when one si
 
 test('a goodbye marks the record (and what listings show), keeps last_seen, deletes nothing', () => {
   const d = device('S', { last_seen: 5, status_messages: ['toner-low'], printer_info: { ip: '10.0.0.9', status_messages: ['toner-low'] } });
-  const g = markGoodbye(d, 10);
+  const g = markGone(d, 10);
   assert.deepEqual(g.status_messages, [SAID_GOODBYE, 'toner-low']);
   assert.deepEqual(g.printer_info?.status_messages, [SAID_GOODBYE, 'toner-low']);
   assert.equal(g.last_seen, 5);
-  assert.deepEqual(markGoodbye(g, 11).status_messages, [SAID_GOODBYE, 'toner-low'], 'said once');
+  assert.deepEqual(markGone(g, 11).status_messages, [SAID_GOODBYE, 'toner-low'], 'said once');
 });
 
 test('where a saved IPP-only printer is polled: the port and resource its announcement gave', () => {

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { credentialsOf, scanTargetMethods } from '../../src/discovery/service.js';
+import { credentialsOf, scanTargetMethods } from '../../src/discovery/snmp-observation.js';
 
 const scanTargets = (s: Parameters<typeof scanTargetMethods>[0]) => [...scanTargetMethods(s).keys()];
 import { defaultSettings, mergeSettings } from '../../src/settings/settings.js';
@@ -64,8 +64,13 @@ test('re-discovery never overwrites what a person set, and keeps saved/visible f
   assert.equal(again.last_seen, 2000);
   assert.equal(again.last_scan_id, 2);
   const down = markUnreachable(again, 3000, 'no SNMP answer');
-  assert.equal(down.status_messages![0], 'not responding: no SNMP answer');
-  assert.equal(markUnreachable(down, 4000, 'no SNMP answer').status_messages!.filter((m) => m.startsWith('not responding')).length, 1);
+  assert.equal(down.status_messages![0], 'not answering since 1970-01-01T00:00:03Z: no SNMP answer');
+  const still = markUnreachable(down, 4000, 'no SNMP answer');
+  assert.deepEqual(still.status_messages!.filter((m) => m.startsWith('not answering')), ['not answering since 1970-01-01T00:00:03Z: no SNMP answer'], 'said once, since the first failed poll');
+  const back = mergeObservation(still, { serial: again.serial, ip: again.ip, now: 5000, fields: { status_messages: ['idle'] }, printerInfo: {} });
+  assert.deepEqual(back.status_messages, ['idle'], 'it answered: no longer said');
+  assert.equal(back.raw_data?.not_answering_since, undefined);
+  assert.equal(markUnreachable(back, 6000, 'no SNMP answer').status_messages![0], 'not answering since 1970-01-01T00:00:06Z: no SNMP answer', 'a new silence starts a new since');
 });
 
 test('why a printer is listed: each target carries its scan kinds, and they accumulate over scans and polls', () => {

@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProbedIpp } from '../../src/discovery/announced.js';
-import { toObservation } from '../../src/discovery/service.js';
+import { toObservation } from '../../src/discovery/snmp-observation.js';
 import { isProbeReason, openPorts, portReasons, probeHosts, probePort, readsByIpp, withProbedPorts } from '../../src/discovery/port-probe.js';
 import { onOwnSubnet, withNeighbourMac } from '../../src/discovery/neighbours.js';
 import { mergeObservation, type Observation } from '../../src/discovery/merge.js';
@@ -38,20 +38,23 @@ test('only port 631 makes a silent host worth an IPP read; 9100 alone identifies
   assert.equal(readsByIpp([]), false);
 });
 
-test("a probe's ports replace the record's, a later read's port is added to them", () => {
+test("a probe's ports and reasons replace the last probe's, a later read's are added; what announcements and reads saw stays", () => {
   const first = withProbedPorts(observation({ printerInfo: { serial: 'SN1', detection_reasons: ['tcp 80 open', 'mdns: _ipp._tcp'] } }), [9100, 80]);
   assert.equal(first.portsProbed, true);
   assert.deepEqual(first.printerInfo.open_ports, [80, 9100]);
   assert.deepEqual(first.printerInfo.detection_reasons, ['tcp 80 open', 'tcp 9100 open', 'mdns: _ipp._tcp']);
   const stored = mergeObservation(undefined, first);
-  // A poll (no probe) by IPP on 631: the scan's ports and reasons stay, 631 joins them.
-  const poll = mergeObservation(stored, observation({ printerInfo: { serial: 'SN1', open_ports: [631], detection_reasons: ['ipp: ipp port 631 answered Get-Printer-Attributes'] } }));
+  // A poll (no probe) by IPP on 631: the scan's ports and reasons stay, 631 joins them, and the
+  // announcement's reason stays too.
+  const poll = mergeObservation(stored, observation({ printerInfo: { serial: 'SN1', open_ports: [631], detection_reasons: ['ipp: ipp port 631 answered Get-Printer-Attributes'], advertised_services: ['_ipp._tcp'] } }));
   assert.deepEqual(poll.printer_info!.open_ports, [80, 631, 9100]);
-  assert.deepEqual(poll.printer_info!.detection_reasons, ['ipp: ipp port 631 answered Get-Printer-Attributes', 'tcp 80 open', 'tcp 9100 open']);
-  // The next scan's probe finds only 9100: what it found replaces the earlier probe's findings.
+  assert.deepEqual(poll.printer_info!.detection_reasons, ['ipp: ipp port 631 answered Get-Printer-Attributes', 'tcp 80 open', 'tcp 9100 open', 'mdns: _ipp._tcp']);
+  // The next scan's probe finds only 9100: what it found replaces the earlier probe's findings;
+  // what IPP and mDNS saw is not the probe's to erase.
   const rescan = mergeObservation(poll, withProbedPorts(observation(), [9100]));
   assert.deepEqual(rescan.printer_info!.open_ports, [9100]);
-  assert.deepEqual(rescan.printer_info!.detection_reasons, ['tcp 9100 open']);
+  assert.deepEqual(rescan.printer_info!.detection_reasons, ['tcp 9100 open', 'ipp: ipp port 631 answered Get-Printer-Attributes', 'mdns: _ipp._tcp']);
+  assert.deepEqual(rescan.printer_info!.advertised_services, ['_ipp._tcp'], 'the advertised services stay');
 });
 
 test("the neighbour table's MAC fills a printer on the box's own subnets that reported none", () => {

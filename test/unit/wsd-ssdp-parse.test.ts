@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { MAX_WSD_DATAGRAM, parseWsdMessage, PRINT_NS, probeMessage } from '../../src/discovery/wsd.js';
 import { M_SEARCH, parseSsdpAnswer, SSDP_PRINTER } from '../../src/discovery/ssdp.js';
 import { announcedBy, ippObservation } from '../../src/ipp/observation.js';
-import { markGoodbye, SAID_GOODBYE, saidGoodbye } from '../../src/discovery/announced.js';
+import { markGone, SAID_GOODBYE, saidGoodbye } from '../../src/discovery/announced.js';
 import type { Device } from '../../src/model/device.js';
 
 const UUID = '3fa6a1c2-8d1e-4b6f-9a0e-0017a4c2b7d1';
@@ -111,7 +111,7 @@ test('an observation from a WS-Discovery announcement says wsd and what was seen
   assert.deepEqual(o.printerInfo.detection_reasons, [a.seen[0], 'ipp: ipp port 631 answered Get-Printer-Attributes']);
   assert.equal(o.printerInfo.advertised_services, undefined);
   const d = { serial: 'S', ip: '10.0.0.5', last_seen: 5, status_messages: [SAID_GOODBYE, 'toner-low'] } as Device;
-  const g = markGoodbye(d, 10, 'wsd');
+  const g = markGone(d, 10, 'wsd');
   assert.deepEqual(g.status_messages, [saidGoodbye('wsd'), 'toner-low'], 'one goodbye line, the latest');
   assert.equal(saidGoodbye('wsd'), 'offline: said goodbye on WS-Discovery');
   assert.equal((g.raw_data as Record<string, unknown>).wsd_goodbye_at, new Date(10).toISOString());

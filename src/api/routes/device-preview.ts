@@ -10,7 +10,7 @@ import { sendJson, sendText } from '../respond.js';
 import { readHost } from '../../snmp/scan.js';
 import { parseIPv4 } from '../../snmp/ranges.js';
 import { parsePrinter, readPlan } from '../../snmp/parse/printer.js';
-import { credentialsOf } from '../../discovery/service.js';
+import { credentialsOf } from '../../discovery/snmp-observation.js';
 
 // The reference's list: what the server's UI compares with the record.
 const PROPOSED_FIELDS = [

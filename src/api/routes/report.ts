@@ -17,7 +17,7 @@ import { versionInfo } from '../../version.js';
 import { readHost } from '../../snmp/scan.js';
 import { parseIPv4 } from '../../snmp/ranges.js';
 import { readPlan } from '../../snmp/parse/printer.js';
-import { credentialsOf } from '../../discovery/service.js';
+import { credentialsOf } from '../../discovery/snmp-observation.js';
 import type { OidValues } from '../../snmp/types.js';
 
 const BODY_LIMIT = 1024 * 1024;

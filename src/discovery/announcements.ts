@@ -1,0 +1,131 @@
+// Printers that announce themselves (mDNS, WS-Discovery, SSDP): each announcement passes the
+// safety rules (announced.ts refusal) and the gate (announce-gate.ts: one IPP read per address a
+// minute), is read by IPP and SNMP, and becomes ONE record per physical printer. A known printer
+// announced at a new address goes to the move check (sightings.ts); a print queue on a print
+// server is not a printer (print-queues.ts); a goodbye or an expiry marks the record, never deletes it.
+import type { Device } from '../model/device.js';
+import { mergeObservation } from './merge.js';
+import type { DiscoveryContext } from './context.js';
+import { flagIfCounterDown } from './counter-check.js';
+import { counterFlagOf, rememberIdentity, withRawData } from './move-check.js';
+import { withNeighbourMac } from './neighbours.js';
+import { AnnounceGate, type GateClock } from './announce-gate.js';
+import { announcedAt, findSamePrinter, markGone, readAnnounced, refusal, withIppTarget, type AnnouncedRead, type GoneWhy } from './announced.js';
+import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
+import type { Sightings } from './sightings.js';
+import { ReadingsKeptError } from './store-readings.js';
+
+export const LABEL: Record<AnnounceMethod, string> = { mdns: 'mDNS', wsd: 'WS-Discovery', ssdp: 'SSDP' };
+
+/** An address is read by IPP at most once this long from its announcements (later ones coalesce). */
+export const ANNOUNCED_READ_WINDOW_MS = 60_000;
+/** Announced addresses read at once at most (a LAN announcing thousands starts no more). */
+const ANNOUNCED_READ_CONCURRENCY = 32;
+/** Announced addresses tracked at most (reading, waiting, or inside their window). */
+const MAX_ANNOUNCED_ADDRESSES = 4096;
+
+export class Announcements {
+  private readonly gate: AnnounceGate<AnnouncedPrinter>;
+  private droppedSince = 0;
+  private dropLoggedAt = -Infinity;
+
+  constructor(
+    private readonly ctx: DiscoveryContext,
+    private readonly sightings: Sightings,
+    clock?: GateClock,
+  ) {
+    this.gate = new AnnounceGate<AnnouncedPrinter>({
+      windowMs: ANNOUNCED_READ_WINDOW_MS,
+      concurrency: ANNOUNCED_READ_CONCURRENCY,
+      maxAddresses: MAX_ANNOUNCED_ADDRESSES,
+      read: (_address, p) => this.read(p),
+      clock,
+    });
+  }
+
+  /** An announcement: read the printer, unless its address may not be contacted. */
+  announced(p: AnnouncedPrinter): void {
+    const { log } = this.ctx.deps;
+    const by = p.method ?? 'mdns';
+    const why = refusal(p.address, this.ctx.deps.settings.get());
+    if (why) {
+      log.info({ ip: p.address, name: p.name, by, why }, `${LABEL[by]}: announced printer not contacted`);
+      return;
+    }
+    if (this.gate.offer(p.address, p) !== 'dropped') return;
+    this.droppedSince++;
+    const now = this.ctx.now();
+    if (now - this.dropLoggedAt >= 60_000) {
+      log.warn({ ip: p.address, by, dropped: this.droppedSince, tracked: this.gate.size }, `${LABEL[by]}: too many announced addresses at once, announcements dropped`);
+      this.dropLoggedAt = now;
+      this.droppedSince = 0;
+    }
+  }
+
+  /** Nothing is read after this; resolves when the reads under way have ended. */
+  close(): Promise<void> {
+    return this.gate.close();
+  }
+
+  private async read(p: AnnouncedPrinter): Promise<void> {
+    const { log } = this.ctx.deps;
+    if (this.ctx.stopped) return;
+    try {
+      const read = await readAnnounced(p, this.ctx.readContext());
+      if (this.ctx.stopped) return;
+      if ('error' in read) log.warn({ ip: p.address, name: p.name, err: read.error }, `${LABEL[p.method ?? 'mdns']}: announced printer not read`);
+      else await this.store(read);
+    } catch (err) {
+      log.error({ ip: p.address, err: (err as Error).message }, `${LABEL[p.method ?? 'mdns']}: storing an announced printer failed`);
+    }
+  }
+
+  /**
+   * Stores an announced (or scan-probed IPP) read as the one record of its printer; returns its
+   * serial. Its reading is stored unless the printer's last one is younger than the polling
+   * interval (a printer announcing every few seconds is not a meter read every few seconds).
+   */
+  async store(read: AnnouncedRead): Promise<string | undefined> {
+    const { devices, settings } = this.ctx.deps;
+    const o = withNeighbourMac(read.observation, (ip) => this.ctx.neighbour(ip));
+    const existing = findSamePrinter(devices, o);
+    if (existing) {
+      o.serial = existing.serial;
+      o.printerInfo.serial = existing.serial;
+      if (existing.ip !== o.ip) {
+        await this.sightings.fromAnnouncement(existing, read);
+        return existing.serial;
+      }
+    }
+    let device: Device = withIppTarget(withRawData(mergeObservation(existing, o), { mdns_goodbye_at: undefined, wsd_goodbye_at: undefined }), read.ipp);
+    device = rememberIdentity(device, { neighbour_mac: this.ctx.neighbour(o.ip) });
+    const snapshot = { serial: device.serial, ts: o.now, ...read.metrics };
+    const change = existing ? 'updated' : 'discovered';
+    const last = existing ? devices.latestReadingAt(existing.serial) : undefined;
+    const intervalMs = settings.get().collection.interval_minutes * 60_000;
+    if (last !== undefined && o.now - last < intervalMs) {
+      this.ctx.writer.put(device, change, 'storing an announced printer');
+      return device.serial;
+    }
+    if (existing && flagIfCounterDown(this.ctx, device.serial, snapshot, o.ip, o.now)) return device.serial;
+    if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
+    try {
+      this.ctx.writer.store([{ device, snapshot, existed: Boolean(existing) }], 'storing an announced printer', () => change);
+    } catch (err) {
+      if (!(err instanceof ReadingsKeptError)) throw err;
+    }
+    return device.serial;
+  }
+
+  /**
+   * The printer's last service said goodbye (mDNS TTL 0, a WS-Discovery Bye) or its announcement
+   * expired without a refresh: its record says so (nothing is deleted).
+   */
+  gone(address: string, method: AnnounceMethod = 'mdns', why: GoneWhy = 'goodbye'): void {
+    const { devices, log } = this.ctx.deps;
+    for (const d of announcedAt(devices, address, method)) {
+      if (!this.ctx.writer.put(markGone(d, this.ctx.now(), method, why), 'updated', 'marking a printer that said goodbye')) continue;
+      log.info({ serial: d.serial, ip: address, why }, why === 'goodbye' ? `${LABEL[method]}: printer said goodbye` : `${LABEL[method]}: printer's announcement expired (no answer to the re-queries)`);
+    }
+  }
+}

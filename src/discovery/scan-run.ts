@@ -1,0 +1,200 @@
+// One range scan: SNMP over the targets (the box's own /24s and/or the configured ranges) with
+// TCP port probes beside it, each answer that shows a printer stored as its one record, hosts with
+// 631 open and no SNMP answer read by IPP. A host that answers but shows nothing of a printer is
+// counted and said (the scan's `not_printers`), never stored. A reply that claims a known printer
+// from another address goes to the move check (sightings.ts), each saved address read once a scan.
+import type { DiscoveryUpdate } from '../events/bus.js';
+import { scan, type HostReadResult } from '../snmp/scan.js';
+import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
+import { releaseHeapMemory } from '../loop/release-memory.js';
+import type { DiscoveryContext } from './context.js';
+import { limiter } from './limiter.js';
+import { mergeObservation } from './merge.js';
+import { counterFlagOf, withRawData } from './move-check.js';
+import { withNeighbourMac } from './neighbours.js';
+import { flagIfCounterDown } from './counter-check.js';
+import { findSamePrinter, readProbedIpp } from './announced.js';
+import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
+import { credentialsOf, scanTargetMethods, toObservation, type DiscoveryMethod } from './snmp-observation.js';
+import type { Announcements } from './announcements.js';
+import type { Sightings } from './sightings.js';
+import { ReadingsKeptError } from './store-readings.js';
+
+/** A scan's progress: what GET /discover returns and the events stream sends. */
+export type ScanState = DiscoveryUpdate;
+
+/** Saved addresses read at once at most, to check replies that claim their serial from elsewhere. */
+const SIGHTING_CONCURRENCY = 4;
+/** IPP reads at once at most of a scan's hosts with 631 open and no SNMP answer. */
+const PROBED_IPP_CONCURRENCY = 8;
+
+/** A scan's bookkeeping for replies that claim a known serial from another address. */
+interface ScanRound {
+  sightings: Promise<unknown>[];
+  run: <T>(fn: () => Promise<T>) => Promise<T>;
+  /** Per serial: whether its saved address answered (read once per scan). */
+  answers: Map<string, Promise<boolean>>;
+}
+
+export class ScanRun {
+  constructor(
+    private readonly ctx: DiscoveryContext,
+    private readonly sightings: Sightings,
+    private readonly announcements: Announcements,
+  ) {}
+
+  async run(state: ScanState, signal: AbortSignal): Promise<void> {
+    const { settings, events, log } = this.ctx.deps;
+    const s = settings.get();
+    const publish = () => events.emit('discovery_update', { ...state });
+    const started = Date.now();
+    try {
+      const probing = s.discovery.port_probes_enabled;
+      const methods = s.discovery.enable_snmp || probing ? scanTargetMethods(s) : new Map<string, DiscoveryMethod[]>();
+      const targets = [...methods.keys()];
+      state.total = targets.length;
+      publish();
+      log.info({ scan_id: state.scan_id, targets: targets.length, port_probes: probing }, 'discovery started');
+      let lastPublish = 0;
+      const round: ScanRound = { sightings: [], run: limiter(SIGHTING_CONCURRENCY), answers: new Map() };
+      // An address is scanned once its SNMP read and its port probes (each when enabled) are done.
+      let snmpScanned = 0;
+      let probed = 0;
+      const scanned = () => Math.min(s.discovery.enable_snmp ? snmpScanned : Infinity, probing ? probed : Infinity);
+      const progress = () => {
+        state.scanned = scanned();
+        // Progress events at most every 250 ms: a /24 must not flood the stream.
+        if (Date.now() - lastPublish > 250) {
+          lastPublish = Date.now();
+          publish();
+        }
+      };
+      // Port probes (discovery/port-probe.ts) run beside SNMP, on the same targets and no others.
+      const probes = probing ? probeHosts(targets, { allowedRanges: s.discovery.allowed_ranges, signal, onHost: () => (probed++, progress()) }) : undefined;
+      const answered = new Set<string>();
+      const recorded: Promise<void>[] = [];
+      const recordHost = (host: HostReadResult, open?: number[]) => {
+        if (!this.record(host, state.scan_id, methods.get(host.address), round, open)) return;
+        state.found++;
+        answered.add(host.address);
+      };
+      const result = await scan({
+        targets: s.discovery.enable_snmp ? targets : [],
+        credentials: credentialsOf(s),
+        timeoutMs: s.discovery.snmp_timeout_ms,
+        concurrency: s.discovery.discover_concurrency,
+        allowedRanges: s.discovery.allowed_ranges,
+        port: s.snmp.port,
+        planRead: readPlan,
+        signal,
+        onProgress: (p) => {
+          snmpScanned = p.scanned;
+          progress();
+        },
+        onHost: (host) => {
+          // With probes, a host's record waits for its open ports (they are on the record).
+          const ports = probes?.get(host.address);
+          if (!ports) return recordHost(host);
+          recorded.push(ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
+        },
+      });
+      await Promise.all(recorded);
+      if (probes) state.found += await this.readProbed(probes, answered, methods, state.scan_id, signal);
+      // Replies that claimed a known serial from another address, each checked against the saved one.
+      await Promise.all(round.sightings);
+      state.scanned = scanned();
+      if (result.aborted || signal.aborted) {
+        state.state = 'failed';
+        state.error = 'scan stopped: the agent is shutting down';
+        log.info({ scan_id: state.scan_id, found: state.found, scanned: state.scanned, total: state.total, ms: Date.now() - started }, 'discovery stopped');
+      } else {
+        state.state = 'done';
+        log.info({ scan_id: state.scan_id, found: state.found, ms: Date.now() - started, snmp_ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+      }
+    } catch (err) {
+      state.state = 'failed';
+      state.error = (err as Error).message;
+      log.error({ scan_id: state.scan_id, err: state.error }, 'discovery failed');
+    }
+    releaseHeapMemory(); // a scan's garbage, as a polling round's
+    publish();
+  }
+
+  /**
+   * A scan's hosts with port 631 open that gave no (usable) SNMP answer, read by IPP and stored as
+   * announced printers are (one record per printer). A host with other ports open but not 631 is
+   * not listed: an open 9100 or web port says nothing of what the host is. Returns how many were stored.
+   */
+  private async readProbed(probes: Map<string, Promise<number[]>>, answered: Set<string>, methods: Map<string, DiscoveryMethod[]>, scanId: number, signal: AbortSignal): Promise<number> {
+    const { log } = this.ctx.deps;
+    const run = limiter(PROBED_IPP_CONCURRENCY);
+    let stored = 0;
+    await Promise.all(
+      [...probes].map(async ([address, ports]) => {
+        const open = await ports;
+        if (answered.has(address) || signal.aborted || open.length === 0) return;
+        if (!readsByIpp(open)) {
+          log.debug({ ip: address, open_ports: open }, 'ports open, no SNMP answer and no IPP port: not listed');
+          return;
+        }
+        const read = await run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.ctx.readContext())));
+        if (signal.aborted || this.ctx.stopped) return;
+        if ('error' in read) {
+          log.info({ ip: address, open_ports: open, err: read.error }, 'port 631 open but no IPP answer: not listed');
+          return;
+        }
+        const o = read.observation;
+        o.scanId = scanId;
+        o.discoveryMethods = [...(o.discoveryMethods ?? []), ...(methods.get(address) ?? [])];
+        withProbedPorts(o, open);
+        try {
+          if (await this.announcements.store(read)) stored++;
+        } catch (err) {
+          log.error({ ip: address, err: (err as Error).message }, 'storing a printer read by IPP failed');
+        }
+      }),
+    );
+    return stored;
+  }
+
+  /**
+   * Stores what one host answered; returns the device serial, or undefined when unusable. A reply
+   * carrying a known serial from another address is not stored: it goes to the move check
+   * (pushed to `round.sightings`). `open`: the host's probed ports.
+   */
+  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound, open?: number[]): string | undefined {
+    const { devices, log } = this.ctx.deps;
+    const now = this.ctx.now();
+    const parsed = parsePrinter(host.values, host.address, new Date(now));
+    const observation = toObservation(parsed, host.address, now, scanId);
+    if (!observation) {
+      log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
+      return undefined;
+    }
+    observation.discoveryMethods = methods;
+    if (open) withProbedPorts(observation, open);
+    withNeighbourMac(observation, (ip) => this.ctx.neighbour(ip));
+    // One record per printer: an mDNS/IPP record of the same printer (uuid, or MAC when one has no serial) is this one.
+    const existing = findSamePrinter(devices, observation);
+    if (existing) observation.printerInfo.serial = observation.serial = existing.serial;
+    if (existing && existing.ip !== host.address) {
+      // Each saved address is read once per scan however many replies claim its serial, and a few
+      // at a time: a host answering for every saved printer costs the scan a bounded amount.
+      let answers = round.answers.get(existing.serial);
+      if (!answers) round.answers.set(existing.serial, (answers = round.run(() => this.sightings.savedAddressAnswers(existing))));
+      const checked = answers.then((a) => round.run(() => this.sightings.fromSnmp(existing, host, observation, a)));
+      round.sightings.push(checked.catch((err) => log.error({ serial: existing.serial, ip: host.address, err: (err as Error).message }, 'checking a printer seen at another address failed')));
+      return existing.serial;
+    }
+    let device = this.sightings.trusted(mergeObservation(existing, observation), host);
+    const snapshot = { serial: device.serial, ts: now, ...parsed.metrics };
+    if (existing && flagIfCounterDown(this.ctx, device.serial, snapshot, host.address, now)) return device.serial;
+    if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
+    try {
+      this.ctx.writer.store([{ device, snapshot, existed: Boolean(existing), ...(existing ? { fromIp: existing.ip } : {}) }], 'storing a scanned printer', () => (existing ? 'updated' : 'discovered'));
+    } catch (err) {
+      if (!(err instanceof ReadingsKeptError)) throw err; // kept: the scan goes on
+    }
+    return device.serial;
+  }
+}
