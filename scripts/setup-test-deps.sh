@@ -4,6 +4,8 @@ set -euo pipefail
 need=()
 command -v snmpsimd >/dev/null 2>&1 || command -v snmpsimd.py >/dev/null 2>&1 || need+=(snmpsim)
 command -v snmpget >/dev/null 2>&1 || need+=(snmp)
+# A non-printer SNMP agent (Net-SNMP's snmpd) for remaking test/fixtures/snmp/linux-netsnmp.snmprec.
+[ -x /usr/sbin/snmpd ] || need+=(snmpd)
 # The browser test of the sign-in page (test/api/login-browser.test.ts) drives Debian's Chromium.
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v curl >/dev/null 2>&1 || need+=(curl)

@@ -11,6 +11,9 @@ export const REQUESTED = [
   'printer-media-sheets-completed-col', 'printer-info', 'printer-location', 'printer-name', 'printer-supply',
   'printer-supply-description', 'printer-alert', 'printer-alert-description', 'printer-state-message', 'color-supported',
   'sides-supported',
+  // What a print server's queue says of itself (ipp/print-queue.ts): CUPS's printer-type bits,
+  // the queue's own URIs (/printers/<name>, /classes/<name>) and the device it prints to.
+  'printer-type', 'printer-uri-supported', 'device-uri',
 ] as const;
 
 export interface IppMarker {
@@ -54,6 +57,12 @@ export interface IppPrinterState {
   colorSupported?: boolean;
   duplexSupported?: boolean;
   webUiUrl?: string;
+  /** printer-type: CUPS's extension (CUPS_PRINTER_* bits); printers do not send it. */
+  cupsPrinterType?: number;
+  /** printer-uri-supported: where the printer (or a server's queue) is reached. */
+  uriSupported?: string[];
+  /** device-uri: CUPS's extension, the device a queue prints to. */
+  deviceUri?: string;
 }
 
 const TAG = { operation: 0x01, end: 0x03, integer: 0x21, boolean: 0x22, enum: 0x23, begCollection: 0x34, endCollection: 0x37, memberName: 0x4a, keyword: 0x44, uri: 0x45, charset: 0x47, language: 0x48 };
@@ -272,6 +281,9 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
     ...(typeof color === 'boolean' ? { colorSupported: color } : {}),
     ...(sides.length ? { duplexSupported: sides.some((s) => s.startsWith('two-sided')) } : {}),
     webUiUrl: str('printer-more-info'),
+    ...(int('printer-type') !== undefined ? { cupsPrinterType: int('printer-type') } : {}),
+    ...(strs('printer-uri-supported').length ? { uriSupported: strs('printer-uri-supported').slice(0, 8) } : {}),
+    ...(str('device-uri') ? { deviceUri: str('device-uri') } : {}),
   };
 }
 

@@ -129,6 +129,9 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
     ...(duplex !== undefined ? { duplex_supported: duplex, has_duplex: duplex } : {}),
     ...(uuid ? { printer_uuid: uuid.replace(/^urn:uuid:/i, '').toLowerCase() } : {}),
     ...(txt.pdl ? { pdl: txt.pdl.split(',').slice(0, 32) } : {}),
+    // It answered Get-Printer-Attributes as a printer: what SNMP's parse says of a printer (a
+    // print server's queue is told apart before this, by ipp/print-queue.ts).
+    device_type: 'printer',
   };
   return {
     serial,
