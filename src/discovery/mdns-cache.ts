@@ -323,6 +323,7 @@ export class MdnsCache {
       this.perSource.set(source, fromSource + 1);
       inst = { key, label: unescape(data.slice(0, data.length - type.length - 1)), type: type.slice(0, -'.local'.length), service: type, source, created: now, ptr: this.newRec(), txt: {} };
       this.instances.set(key, inst);
+      this.nextDue = Math.min(this.nextDue, now + UNRESOLVED_GRACE_MS);
     }
     this.renew(inst.ptr, ttl, now);
     touched.add(inst);
