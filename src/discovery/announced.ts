@@ -10,6 +10,7 @@ import { inAllowedRanges, localSubnets, parseCidr, parseIPv4, parseRangesText } 
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import type { SnmpCredential } from '../snmp/client.js';
 import { readNetworkPrinter, type IppTarget } from '../ipp/client.js';
+import { printQueueOf, type PrintQueue } from '../ipp/print-queue.js';
 import { announcedBy, combineObservations, ippMetrics, ippObservation, type Announcement } from '../ipp/observation.js';
 import type { Observation } from './merge.js';
 import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
@@ -44,6 +45,12 @@ export function refusal(address: string, s: Settings, subnets = localSubnets()):
   return "not on the box's own subnets nor in the configured ranges";
 }
 
+/** What answered IPP is a print queue on a print server (CUPS, Windows), not a printer. */
+export interface QueueRead {
+  queue: PrintQueue;
+  address: string;
+}
+
 export interface AnnouncedRead {
   observation: Observation;
   metrics: { page_count?: number; mono_pages?: number; color_pages?: number; toner_levels?: Record<string, unknown> };
@@ -61,7 +68,7 @@ export interface ReadContext {
 }
 
 /** Reads an announced printer by IPP and SNMP at once; undefined (with why) when neither gave a record. */
-export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Promise<AnnouncedRead | { error: string }> {
+export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Promise<AnnouncedRead | QueueRead | { error: string }> {
   const target: IppTarget = p.ipp ? { address: p.address, ...p.ipp } : { address: p.address, port: 631, resource: '/ipp/print', tls: false };
   const announcement: Announcement = { services: p.services, txt: p.txt, host: p.host, ...(p.method ? { method: p.method } : {}), ...(p.seen ? { seen: p.seen } : {}) };
   return readBoth(target, announcement, ctx);
@@ -74,7 +81,7 @@ export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Prom
  */
 export const SNMP_GRACE_MS = 250;
 
-async function readBoth(target: IppTarget, announcement: Announcement | undefined, ctx: ReadContext): Promise<AnnouncedRead | { error: string }> {
+async function readBoth(target: IppTarget, announcement: Announcement | undefined, ctx: ReadContext): Promise<AnnouncedRead | QueueRead | { error: string }> {
   const { settings: s, now } = ctx;
   // SNMP gets its own abort (cut when it stays silent), also cut by the service's.
   const snmpAbort = new AbortController();
@@ -118,6 +125,10 @@ async function readBoth(target: IppTarget, announcement: Announcement | undefine
     }
   }
   ctx.signal.removeEventListener('abort', cut);
+  // A print server's queue answers IPP like a printer: it is listed as a queue, whatever SNMP said
+  // (the server's own SNMP agent, if any, describes the server).
+  const queue = 'state' in ipp ? printQueueOf({ txt: announcement?.txt, attributes: ipp.state, resource: target.resource }) : undefined;
+  if (queue) return { queue, address: target.address };
   const ippObs = 'state' in ipp ? ippObservation({ ip: target.address, port: target.port, tls: target.tls, state: ipp.state, now, announcement }) : undefined;
   const parsed = snmp && !snmp.partial ? parsePrinter(snmp.values, target.address, new Date(now)) : undefined;
   const snmpObs = parsed ? ctx.snmpObservation(parsed, target.address, now) : undefined;
@@ -138,7 +149,8 @@ export function ippTargetOf(d: Device): IppTarget | undefined {
 /** A saved IPP-only printer, polled by IPP (SNMP too when it has started answering). */
 export async function readIppDevice(d: Device, ctx: ReadContext): Promise<AnnouncedRead | { error: string }> {
   const target = ippTargetOf(d) ?? { address: d.ip, port: 631, resource: '/ipp/print', tls: false };
-  return readBoth(target, undefined, ctx);
+  const read = await readBoth(target, undefined, ctx);
+  return 'queue' in read ? { error: `a print queue (${read.queue.queue} on a print server) answers there, not the printer` } : read;
 }
 
 /**
@@ -146,7 +158,7 @@ export async function readIppDevice(d: Device, ctx: ReadContext): Promise<Announ
  * by IPP at IPP Everywhere's resource, plain first, then over TLS on the same port when the plain
  * request failed (a printer that only speaks ipps there). SNMP is not asked again.
  */
-export async function readProbedIpp(address: string, ctx: ReadContext, port = 631): Promise<AnnouncedRead | { error: string }> {
+export async function readProbedIpp(address: string, ctx: ReadContext, port = 631): Promise<AnnouncedRead | QueueRead | { error: string }> {
   const ippOnly = { ...ctx, credentials: [] };
   const plain = await readBoth({ address, port, resource: '/ipp/print', tls: false }, undefined, ippOnly);
   if (!('error' in plain) || ctx.signal.aborted) return plain;

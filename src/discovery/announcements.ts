@@ -11,6 +11,9 @@ import { counterFlagOf, rememberIdentity, withRawData } from './move-check.js';
 import { withNeighbourMac } from './neighbours.js';
 import { AnnounceGate, type GateClock } from './announce-gate.js';
 import { announcedAt, findSamePrinter, markGone, readAnnounced, refusal, withIppTarget, type AnnouncedRead, type GoneWhy } from './announced.js';
+import { readNetworkPrinter } from '../ipp/client.js';
+import { printQueueOf, type PrintQueue } from '../ipp/print-queue.js';
+import { PrintQueues, type QueueEntry } from './print-queues.js';
 import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
 import type { Sightings } from './sightings.js';
 import { ReadingsKeptError } from './store-readings.js';
@@ -25,6 +28,8 @@ const ANNOUNCED_READ_CONCURRENCY = 32;
 const MAX_ANNOUNCED_ADDRESSES = 4096;
 
 export class Announcements {
+  /** The print servers' queues seen (not printers). */
+  readonly queues = new PrintQueues();
   private readonly gate: AnnounceGate<AnnouncedPrinter>;
   private droppedSince = 0;
   private dropLoggedAt = -Infinity;
@@ -70,14 +75,48 @@ export class Announcements {
   private async read(p: AnnouncedPrinter): Promise<void> {
     const { log } = this.ctx.deps;
     if (this.ctx.stopped) return;
+    const by = p.method ?? 'mdns';
     try {
+      // A print server announces only queues (each IPP instance's TXT says so): each is read for
+      // what it prints to, none is a printer.
+      const instances = p.instances ?? [];
+      const queues = instances.flatMap((i) => {
+        const q = printQueueOf({ txt: i.txt, resource: i.resource });
+        return q ? [{ i, q }] : [];
+      });
+      if (queues.length > 0 && queues.length === instances.length) {
+        for (const { i, q } of queues) await this.readQueue(p.address, i, q, by);
+        return;
+      }
       const read = await readAnnounced(p, this.ctx.readContext());
       if (this.ctx.stopped) return;
-      if ('error' in read) log.warn({ ip: p.address, name: p.name, err: read.error }, `${LABEL[p.method ?? 'mdns']}: announced printer not read`);
+      if ('error' in read) log.warn({ ip: p.address, name: p.name, err: read.error }, `${LABEL[by]}: announced printer not read`);
+      else if ('queue' in read) this.queueSeen(read.address, read.queue, by);
       else await this.store(read);
     } catch (err) {
       log.error({ ip: p.address, err: (err as Error).message }, `${LABEL[p.method ?? 'mdns']}: storing an announced printer failed`);
     }
+  }
+
+  /** One queue a print server announced, read for what it prints to (its TXT alone when IPP fails). */
+  private async readQueue(server: string, i: NonNullable<AnnouncedPrinter['instances']>[number], fromTxt: PrintQueue, by: string): Promise<void> {
+    const s = this.ctx.deps.settings.get();
+    const state = await readNetworkPrinter(
+      { address: server, port: i.port, resource: i.resource, tls: i.tls },
+      { timeoutMs: Math.max(2000, s.discovery.snmp_timeout_ms), allowedRanges: s.discovery.allowed_ranges, signal: this.ctx.signal },
+    ).catch(() => undefined);
+    if (this.ctx.stopped) return;
+    this.queueSeen(server, (state && printQueueOf({ txt: i.txt, attributes: state, resource: i.resource })) || fromTxt, by);
+  }
+
+  /** A print queue seen at `server`: listed as a queue (linked to its printer when it can be), never stored as a printer. */
+  queueSeen(server: string, q: PrintQueue, by: string): QueueEntry {
+    const { devices, log } = this.ctx.deps;
+    const known = () => devices.listAll().filter((d) => !d.is_usb).map((d) => ({ serial: d.serial, ip: d.ip, hostname: d.hostname, printer_uuid: typeof d.printer_info?.printer_uuid === 'string' ? d.printer_info.printer_uuid : undefined }));
+    const isNew = !this.queues.list().some((e) => e.server === server && e.queue === q.queue);
+    const entry = this.queues.seen(server, q, by, this.ctx.now(), known);
+    if (isNew) log.info({ ip: server, queue: q.queue, server_kind: q.server_kind, printer_serial: entry.printer_serial, why: q.why }, 'print queue on a print server: listed as a queue, not as a printer');
+    return entry;
   }
 
   /**

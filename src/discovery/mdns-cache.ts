@@ -148,6 +148,8 @@ interface Host {
 const UNRESOLVED_GRACE_MS = 10_000;
 const MAX_ADDRESSES_PER_HOST = 8;
 const REQUERY_AT = [0.8, 0.85, 0.9, 0.95];
+/** IPP instances listed per address at most: a print server sharing more is listed in part. */
+const MAX_INSTANCES_LISTED = 16;
 
 const lower = (s: string) => s.toLowerCase();
 /** DNS names from dns-packet escape dots and backslashes inside a label. */
@@ -281,6 +283,7 @@ export class MdnsCache {
   }
 
   /** What is announced at `address` now: its instances as one printer, or undefined. */
+  /** The printer (or print server) at an address as one announcement, every IPP instance listed. */
   printerAt(address: string): AnnouncedPrinter | undefined {
     const keys = this.byAddress.get(address);
     if (!keys || keys.size === 0) return undefined;
@@ -301,6 +304,10 @@ export class MdnsCache {
       services: [...new Set(all.map((i) => i.type))].sort(),
       txt,
       ...(via ? { ipp: { port: via.srv!.port, tls: via === ipps && !ipp, resource: resourceOf(via.txt.rp) } } : {}),
+      instances: all
+        .filter((i) => i.type === '_ipp._tcp' || i.type === '_ipps._tcp')
+        .slice(0, MAX_INSTANCES_LISTED)
+        .map((i) => ({ name: i.label, port: i.srv!.port, tls: i.type === '_ipps._tcp', resource: resourceOf(i.txt.rp), txt: i.txt })),
     };
   }
 

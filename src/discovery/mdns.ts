@@ -45,6 +45,11 @@ export interface AnnouncedPrinter {
   seen?: string[];
   /** mDNS: the printer's host moved here from this address (its A record changed). */
   previousAddress?: string;
+  /**
+   * mDNS: every IPP service announced at the address, one per instance. A print server shares
+   * several queues from one address (each its own instance, its own TXT); a printer has one.
+   */
+  instances?: { name: string; port: number; tls: boolean; resource: string; txt: Record<string, string> }[];
 }
 
 export type AnnounceMethod = 'mdns' | 'wsd' | 'ssdp';

@@ -143,6 +143,10 @@ export class ScanRun {
           log.info({ ip: address, open_ports: open, err: read.error }, 'port 631 open but no IPP answer: not listed');
           return;
         }
+        if ('queue' in read) {
+          this.announcements.queueSeen(address, read.queue, 'port_probe');
+          return;
+        }
         const o = read.observation;
         o.scanId = scanId;
         o.discoveryMethods = [...(o.discoveryMethods ?? []), ...(methods.get(address) ?? [])];
