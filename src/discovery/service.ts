@@ -353,6 +353,8 @@ export class DiscoveryService {
       // An address is scanned once its SNMP read and its port probes (each when enabled) are done.
       let snmpScanned = 0;
       let probed = 0;
+      // When each phase's last host ended (ms after the start), for the "discovery done" line.
+      const phases = { probes_ms: 0, ipp_ms: 0 };
       const scanned = () => Math.min(s.discovery.enable_snmp ? snmpScanned : Infinity, probing ? probed : Infinity);
       const progress = () => {
         state.scanned = scanned();
@@ -363,7 +365,7 @@ export class DiscoveryService {
         }
       };
       // Port probes (discovery/port-probe.ts) run beside SNMP, on the same targets and no others.
-      const probes = probing ? probeHosts(targets, { allowedRanges: s.discovery.allowed_ranges, signal, onHost: () => (probed++, progress()) }) : undefined;
+      const probes = probing ? probeHosts(targets, { allowedRanges: s.discovery.allowed_ranges, signal, onHost: () => (probed++, (phases.probes_ms = Date.now() - started), progress()) }) : undefined;
       const answered = new Set<string>();
       const recorded: Promise<void>[] = [];
       const recordHost = (host: HostReadResult, open?: number[]) => {
@@ -392,7 +394,7 @@ export class DiscoveryService {
         },
       });
       await Promise.all(recorded);
-      if (probes) state.found += await this.readProbed(probes, answered, methods, state.scan_id, signal);
+      if (probes) state.found += await this.readProbed(probes, answered, methods, state.scan_id, signal, () => (phases.ipp_ms = Date.now() - started));
       // Replies that claimed a known serial from another address, each checked against the saved one.
       await Promise.all(round.sightings);
       state.scanned = scanned();
@@ -402,7 +404,7 @@ export class DiscoveryService {
         log.info({ scan_id: state.scan_id, found: state.found, scanned: state.scanned, total: state.total, ms: Date.now() - started }, 'discovery stopped');
       } else {
         state.state = 'done';
-        log.info({ scan_id: state.scan_id, found: state.found, ms: Date.now() - started, snmp_ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+        log.info({ scan_id: state.scan_id, found: state.found, ms: Date.now() - started, snmp_ms: result.durationMs, ...(probing ? phases : {}), skipped: result.skipped.length }, 'discovery done');
       }
     } catch (err) {
       state.state = 'failed';
@@ -418,7 +420,7 @@ export class DiscoveryService {
    * announced printers are (one record per printer). A host with other ports open but not 631 is
    * not listed: an open 9100 or web port says nothing of what the host is. Returns how many were stored.
    */
-  private async readProbed(probes: Map<string, Promise<number[]>>, answered: Set<string>, methods: Map<string, DiscoveryMethod[]>, scanId: number, signal: AbortSignal): Promise<number> {
+  private async readProbed(probes: Map<string, Promise<number[]>>, answered: Set<string>, methods: Map<string, DiscoveryMethod[]>, scanId: number, signal: AbortSignal, onRead: () => void = () => {}): Promise<number> {
     const { log } = this.deps;
     const run = limiter(PROBED_IPP_CONCURRENCY);
     let stored = 0;
@@ -431,6 +433,7 @@ export class DiscoveryService {
           return;
         }
         const read = await run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.readContext())));
+        onRead();
         if (signal.aborted || this.stopped) return;
         if ('error' in read) {
           log.info({ ip: address, open_ports: open, err: read.error }, 'port 631 open but no IPP answer: not listed');
