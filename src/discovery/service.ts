@@ -28,8 +28,9 @@ import { formatTime } from '../model/time.js';
 import { MdnsListener, type AnnouncedPrinter, type AnnounceMethod } from './mdns.js';
 import { WsdListener } from './wsd.js';
 import { SsdpSearcher } from './ssdp.js';
-import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, readProbedIpp, refusal, type AnnouncedRead, type ReadContext } from './announced.js';
-import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
+import { announcedAt, findSamePrinter, markGoodbye, readAnnounced, readIppDevice, readProbedIpp, refusal, SNMP_GRACE_MS, type AnnouncedRead, type ReadContext } from './announced.js';
+import { PRINTER_PORTS, PROBE_CONNECTIONS, PROBE_TIMEOUT_MS, probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
+import { SnmpTimeline } from './snmp-timeline.js';
 import { paced } from '../loop/pace.js';
 import { releaseHeapMemory } from '../loop/release-memory.js';
 
@@ -79,6 +80,8 @@ const LABEL: Record<AnnounceMethod, string> = { mdns: 'mDNS', wsd: 'WS-Discovery
 const SIGHTING_CONCURRENCY = 4;
 /** IPP reads at once at most of a scan's hosts with 631 open and no SNMP answer. */
 const PROBED_IPP_CONCURRENCY = 8;
+/** A probed host's IPP read gets at least this, however little of its SNMP timeout is left. */
+const MIN_PROBED_IPP_MS = 1000;
 
 /** A scan's bookkeeping for replies that claim a known serial from another address. */
 interface ScanRound {
@@ -365,9 +368,22 @@ export class DiscoveryService {
         }
       };
       // Port probes (discovery/port-probe.ts) run beside SNMP, on the same targets and no others.
-      const probes = probing ? probeHosts(targets, { allowedRanges: s.discovery.allowed_ranges, signal, onHost: () => (probed++, (phases.probes_ms = Date.now() - started), progress()) }) : undefined;
+      // A probe waits no longer than an SNMP request; enough connections that the probes keep up
+      // with the SNMP reads (a host's ports all at once, as many hosts as SNMP reads in flight).
+      const probes = probing
+        ? probeHosts(targets, {
+            allowedRanges: s.discovery.allowed_ranges,
+            signal,
+            timeoutMs: Math.min(PROBE_TIMEOUT_MS, s.discovery.snmp_timeout_ms),
+            connections: Math.max(PROBE_CONNECTIONS, s.discovery.discover_concurrency * PRINTER_PORTS.length),
+            onHost: () => (probed++, (phases.probes_ms = Date.now() - started), progress()),
+          })
+        : undefined;
       const answered = new Set<string>();
-      const recorded: Promise<void>[] = [];
+      const recorded = new Map<string, Promise<void>>();
+      // Hosts with 631 open and no SNMP answer are read by IPP beside their own SNMP read, not after the scan.
+      const timeline = s.discovery.enable_snmp ? new SnmpTimeline() : undefined;
+      const probedReads = probes ? this.readProbed(probes, answered, recorded, timeline, methods, state.scan_id, signal, () => (phases.ipp_ms = Date.now() - started)) : Promise.resolve(0);
       const recordHost = (host: HostReadResult, open?: number[]) => {
         if (!this.record(host, state.scan_id, methods.get(host.address), round, open)) return;
         state.found++;
@@ -380,7 +396,12 @@ export class DiscoveryService {
         concurrency: s.discovery.discover_concurrency,
         allowedRanges: s.discovery.allowed_ranges,
         port: s.snmp.port,
-        planRead: readPlan,
+        planRead: (identity, address) => {
+          timeline?.answered(address);
+          return readPlan(identity, address);
+        },
+        onStart: (address) => timeline?.started(address),
+        onScanned: (address) => timeline?.ended(address),
         signal,
         onProgress: (p) => {
           snmpScanned = p.scanned;
@@ -390,11 +411,12 @@ export class DiscoveryService {
           // With probes, a host's record waits for its open ports (they are on the record).
           const ports = probes?.get(host.address);
           if (!ports) return recordHost(host);
-          recorded.push(ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
+          recorded.set(host.address, ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
         },
       });
-      await Promise.all(recorded);
-      if (probes) state.found += await this.readProbed(probes, answered, methods, state.scan_id, signal, () => (phases.ipp_ms = Date.now() - started));
+      timeline?.finish();
+      await Promise.all(recorded.values());
+      state.found += await probedReads;
       // Replies that claimed a known serial from another address, each checked against the saved one.
       await Promise.all(round.sightings);
       state.scanned = scanned();
@@ -419,20 +441,51 @@ export class DiscoveryService {
    * A scan's hosts with port 631 open that gave no (usable) SNMP answer, read by IPP and stored as
    * announced printers are (one record per printer). A host with other ports open but not 631 is
    * not listed: an open 9100 or web port says nothing of what the host is. Returns how many were stored.
+   *
+   * Runs beside the SNMP scan (`timeline`: each host's SNMP read; undefined when SNMP is off): a
+   * host's IPP read starts once its SNMP read has started and its agent has not answered within
+   * SNMP_GRACE_MS, and must end by the time that SNMP read times out, so a silent or mute host
+   * costs no more than its SNMP timeout. A host whose agent answered is read by IPP only when its
+   * SNMP answer gave no record (after its read ended, as before).
    */
-  private async readProbed(probes: Map<string, Promise<number[]>>, answered: Set<string>, methods: Map<string, DiscoveryMethod[]>, scanId: number, signal: AbortSignal, onRead: () => void = () => {}): Promise<number> {
+  private async readProbed(
+    probes: Map<string, Promise<number[]>>,
+    answered: Set<string>,
+    recorded: Map<string, Promise<void>>,
+    timeline: SnmpTimeline | undefined,
+    methods: Map<string, DiscoveryMethod[]>,
+    scanId: number,
+    signal: AbortSignal,
+    onRead: () => void = () => {},
+  ): Promise<number> {
     const { log } = this.deps;
-    const run = limiter(PROBED_IPP_CONCURRENCY);
+    const timeoutMs = this.deps.settings.get().discovery.snmp_timeout_ms;
+    // Each read waits for its host's SNMP read, so no more run at once than SNMP reads do.
+    const run = limiter(Math.max(PROBED_IPP_CONCURRENCY, this.deps.settings.get().discovery.discover_concurrency));
+    const ippRead = (address: string, budgetMs: number) =>
+      run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.readContext(), 631, Math.max(budgetMs, MIN_PROBED_IPP_MS))));
     let stored = 0;
     await Promise.all(
       [...probes].map(async ([address, ports]) => {
         const open = await ports;
-        if (answered.has(address) || signal.aborted || open.length === 0) return;
+        if (signal.aborted || open.length === 0) return;
         if (!readsByIpp(open)) {
-          log.debug({ ip: address, open_ports: open }, 'ports open, no SNMP answer and no IPP port: not listed');
+          await timeline?.whenEnded(address);
+          if (!answered.has(address)) log.debug({ ip: address, open_ports: open }, 'ports open, no SNMP answer and no IPP port: not listed');
           return;
         }
-        const read = await run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.readContext())));
+        let early: ReturnType<typeof ippRead> | undefined;
+        if (timeline) {
+          await timeline.whenStarted(address);
+          await timeline.answeredWithin(address, SNMP_GRACE_MS);
+          // Ends when its SNMP identity probe times out (the scan's own cost for this host).
+          const startedAt = timeline.startedAt(address);
+          if (!timeline.hasAnswered(address)) early = ippRead(address, startedAt === undefined ? timeoutMs : startedAt + timeoutMs - Date.now());
+          await timeline.whenEnded(address);
+          await recorded.get(address);
+        }
+        if (answered.has(address) || signal.aborted) return;
+        const read = await (early ?? ippRead(address, timeoutMs));
         onRead();
         if (signal.aborted || this.stopped) return;
         if ('error' in read) {
