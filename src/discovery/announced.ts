@@ -81,7 +81,7 @@ export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Prom
  */
 export const SNMP_GRACE_MS = 250;
 
-async function readBoth(target: IppTarget, announcement: Announcement | undefined, ctx: ReadContext): Promise<AnnouncedRead | QueueRead | { error: string }> {
+async function readBoth(target: IppTarget, announcement: Announcement | undefined, ctx: ReadContext, ippTimeoutMs = Math.max(2000, ctx.settings.discovery.snmp_timeout_ms)): Promise<AnnouncedRead | QueueRead | { error: string }> {
   const { settings: s, now } = ctx;
   // SNMP gets its own abort (cut when it stays silent), also cut by the service's.
   const snmpAbort = new AbortController();
@@ -108,7 +108,7 @@ async function readBoth(target: IppTarget, announcement: Announcement | undefine
       : Promise.resolve(null);
   let snmpDone = false;
   void snmpRead.then(() => (snmpDone = true));
-  const ipp = await readNetworkPrinter(target, { timeoutMs: Math.max(2000, s.discovery.snmp_timeout_ms), allowedRanges: s.discovery.allowed_ranges, signal: ctx.signal }).then(
+  const ipp = await readNetworkPrinter(target, { timeoutMs: ippTimeoutMs, allowedRanges: s.discovery.allowed_ranges, signal: ctx.signal }).then(
     (state) => ({ state }),
     (err: Error) => ({ error: err.message }),
   );
@@ -157,14 +157,26 @@ export async function readIppDevice(d: Device, ctx: ReadContext): Promise<Announ
  * A host a range scan found with port 631 open and no SNMP answer (discovery/port-probe.ts): read
  * by IPP at IPP Everywhere's resource, plain first, then over TLS on the same port when the plain
  * request failed (a printer that only speaks ipps there). SNMP is not asked again.
+ *
+ * Both attempts share one budget, `timeoutMs` (default: the announced reads' IPP timeout): a port
+ * that accepts and then says nothing costs the scan one timeout, as a silent SNMP agent does, not
+ * one per attempt. A plain request to a TLS-only port fails at once (the TLS stack rejects it), so
+ * the TLS attempt gets most of the budget when it is the one that can succeed; after a plain
+ * request that used it all, TLS is not tried.
  */
-export async function readProbedIpp(address: string, ctx: ReadContext, port = 631): Promise<AnnouncedRead | QueueRead | { error: string }> {
+export async function readProbedIpp(address: string, ctx: ReadContext, port = 631, timeoutMs = Math.max(2000, ctx.settings.discovery.snmp_timeout_ms)): Promise<AnnouncedRead | QueueRead | { error: string }> {
   const ippOnly = { ...ctx, credentials: [] };
-  const plain = await readBoth({ address, port, resource: '/ipp/print', tls: false }, undefined, ippOnly);
+  const deadline = Date.now() + timeoutMs;
+  const plain = await readBoth({ address, port, resource: '/ipp/print', tls: false }, undefined, ippOnly, timeoutMs);
   if (!('error' in plain) || ctx.signal.aborted) return plain;
-  const tls = await readBoth({ address, port, resource: '/ipp/print', tls: true }, undefined, ippOnly);
+  const left = deadline - Date.now();
+  if (left < MIN_TLS_ATTEMPT_MS) return { error: `${plain.error}; over TLS: not tried, the ${timeoutMs} ms were spent` };
+  const tls = await readBoth({ address, port, resource: '/ipp/print', tls: true }, undefined, ippOnly, left);
   return 'error' in tls ? { error: `${plain.error}; over TLS: ${tls.error}` } : tls;
 }
+
+/** Below this, what is left of a probed read's budget is not worth a TLS handshake and a request. */
+const MIN_TLS_ATTEMPT_MS = 100;
 
 /**
  * The record an observation belongs to (issue 33: one record per physical printer): the one with

@@ -13,8 +13,10 @@ import { mergeObservation } from './merge.js';
 import { counterFlagOf, withRawData } from './move-check.js';
 import { withNeighbourMac } from './neighbours.js';
 import { flagIfCounterDown } from './counter-check.js';
-import { findSamePrinter, readProbedIpp } from './announced.js';
-import { probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
+import { findSamePrinter, readProbedIpp, SNMP_GRACE_MS } from './announced.js';
+import { PRINTER_PORTS, PROBE_CONNECTIONS, PROBE_TIMEOUT_MS, probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
+import { SnmpTimeline } from './snmp-timeline.js';
+import { printerEvidence } from '../snmp/parse/evidence.js';
 import { credentialsOf, scanTargetMethods, toObservation, type DiscoveryMethod } from './snmp-observation.js';
 import type { Announcements } from './announcements.js';
 import type { Sightings } from './sightings.js';
@@ -27,6 +29,28 @@ export type ScanState = DiscoveryUpdate;
 const SIGHTING_CONCURRENCY = 4;
 /** IPP reads at once at most of a scan's hosts with 631 open and no SNMP answer. */
 const PROBED_IPP_CONCURRENCY = 8;
+
+/** A probed host's IPP read gets at least this, however little of its SNMP timeout is left. */
+const MIN_PROBED_IPP_MS = 1000;
+/** Hosts that are not printers listed at most (GET /discover/status); all are counted. */
+const MAX_NOT_PRINTERS_LISTED = 256;
+
+/** A host a scan heard that is not a printer, and why. */
+export interface NotPrinter {
+  ip: string;
+  why: string;
+}
+
+/** What a scan knows of each host so far. */
+interface ScanHosts {
+  /** Stored as printers. */
+  answered: Set<string>;
+  /** SNMP records being written (waiting for the host's port probe). */
+  recorded: Map<string, Promise<void>>;
+  /** Answered SNMP without a printer's evidence: why (IPP may still show a printer there). */
+  snmpOnly: Map<string, string>;
+  notPrinter(ip: string, why: string): void;
+}
 
 /** A scan's bookkeeping for replies that claim a known serial from another address. */
 interface ScanRound {
@@ -43,16 +67,22 @@ export class ScanRun {
     private readonly announcements: Announcements,
   ) {}
 
+  /** The hosts the last scan heard that are not printers, each with why (at most MAX_NOT_PRINTERS_LISTED). */
+  notPrinters: NotPrinter[] = [];
+
   async run(state: ScanState, signal: AbortSignal): Promise<void> {
     const { settings, events, log } = this.ctx.deps;
     const s = settings.get();
     const publish = () => events.emit('discovery_update', { ...state });
     const started = Date.now();
+    const notPrinters = new Map<string, string>();
+    this.notPrinters = [];
     try {
       const probing = s.discovery.port_probes_enabled;
       const methods = s.discovery.enable_snmp || probing ? scanTargetMethods(s) : new Map<string, DiscoveryMethod[]>();
       const targets = [...methods.keys()];
       state.total = targets.length;
+      state.not_printers = 0;
       publish();
       log.info({ scan_id: state.scan_id, targets: targets.length, port_probes: probing }, 'discovery started');
       let lastPublish = 0;
@@ -60,6 +90,8 @@ export class ScanRun {
       // An address is scanned once its SNMP read and its port probes (each when enabled) are done.
       let snmpScanned = 0;
       let probed = 0;
+      // When each phase's last host ended (ms after the start), for the "discovery done" line.
+      const phases = { probes_ms: 0, ipp_ms: 0 };
       const scanned = () => Math.min(s.discovery.enable_snmp ? snmpScanned : Infinity, probing ? probed : Infinity);
       const progress = () => {
         state.scanned = scanned();
@@ -70,13 +102,25 @@ export class ScanRun {
         }
       };
       // Port probes (discovery/port-probe.ts) run beside SNMP, on the same targets and no others.
-      const probes = probing ? probeHosts(targets, { allowedRanges: s.discovery.allowed_ranges, signal, onHost: () => (probed++, progress()) }) : undefined;
-      const answered = new Set<string>();
-      const recorded: Promise<void>[] = [];
+      // A probe waits no longer than an SNMP request; enough connections that the probes keep up
+      // with the SNMP reads (a host's ports all at once, as many hosts as SNMP reads in flight).
+      const probes = probing
+        ? probeHosts(targets, {
+            allowedRanges: s.discovery.allowed_ranges,
+            signal,
+            timeoutMs: Math.min(PROBE_TIMEOUT_MS, s.discovery.snmp_timeout_ms),
+            connections: Math.max(PROBE_CONNECTIONS, s.discovery.discover_concurrency * PRINTER_PORTS.length),
+            onHost: () => (probed++, (phases.probes_ms = Date.now() - started), progress()),
+          })
+        : undefined;
+      const hosts: ScanHosts = { answered: new Set(), recorded: new Map(), snmpOnly: new Map(), notPrinter: (ip, why) => notPrinters.set(ip, why) };
+      // Hosts with 631 open and no SNMP answer are read by IPP beside their own SNMP read, not after the scan.
+      const timeline = s.discovery.enable_snmp ? new SnmpTimeline() : undefined;
+      const probedReads = probes ? this.readProbed(probes, hosts, timeline, methods, state.scan_id, signal, () => (phases.ipp_ms = Date.now() - started)) : Promise.resolve(0);
       const recordHost = (host: HostReadResult, open?: number[]) => {
-        if (!this.record(host, state.scan_id, methods.get(host.address), round, open)) return;
+        if (!this.record(host, state.scan_id, methods.get(host.address), round, hosts, open)) return;
         state.found++;
-        answered.add(host.address);
+        hosts.answered.add(host.address);
       };
       const result = await scan({
         targets: s.discovery.enable_snmp ? targets : [],
@@ -85,7 +129,12 @@ export class ScanRun {
         concurrency: s.discovery.discover_concurrency,
         allowedRanges: s.discovery.allowed_ranges,
         port: s.snmp.port,
-        planRead: readPlan,
+        planRead: (identity, address) => {
+          timeline?.answered(address);
+          return readPlan(identity, address);
+        },
+        onStart: (address) => timeline?.started(address),
+        onScanned: (address) => timeline?.ended(address),
         signal,
         onProgress: (p) => {
           snmpScanned = p.scanned;
@@ -95,21 +144,27 @@ export class ScanRun {
           // With probes, a host's record waits for its open ports (they are on the record).
           const ports = probes?.get(host.address);
           if (!ports) return recordHost(host);
-          recorded.push(ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
+          hosts.recorded.set(host.address, ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
         },
       });
-      await Promise.all(recorded);
-      if (probes) state.found += await this.readProbed(probes, answered, methods, state.scan_id, signal);
+      timeline?.finish();
+      await Promise.all(hosts.recorded.values());
+      state.found += await probedReads;
+      // A host that answered SNMP without a printer's evidence, and that IPP did not show to be one either.
+      for (const [ip, why] of hosts.snmpOnly) if (!hosts.answered.has(ip) && !notPrinters.has(ip)) notPrinters.set(ip, why);
       // Replies that claimed a known serial from another address, each checked against the saved one.
       await Promise.all(round.sightings);
       state.scanned = scanned();
+      state.not_printers = notPrinters.size;
+      this.notPrinters = [...notPrinters].slice(0, MAX_NOT_PRINTERS_LISTED).map(([ip, why]) => ({ ip, why }));
+      if (notPrinters.size > 0) log.info({ scan_id: state.scan_id, not_printers: notPrinters.size, hosts: this.notPrinters.slice(0, 16) }, 'hosts that answered but are not printers: not listed');
       if (result.aborted || signal.aborted) {
         state.state = 'failed';
         state.error = 'scan stopped: the agent is shutting down';
         log.info({ scan_id: state.scan_id, found: state.found, scanned: state.scanned, total: state.total, ms: Date.now() - started }, 'discovery stopped');
       } else {
         state.state = 'done';
-        log.info({ scan_id: state.scan_id, found: state.found, ms: Date.now() - started, snmp_ms: result.durationMs, skipped: result.skipped.length }, 'discovery done');
+        log.info({ scan_id: state.scan_id, found: state.found, not_printers: state.not_printers, ms: Date.now() - started, snmp_ms: result.durationMs, ...(probing ? phases : {}), skipped: result.skipped.length }, 'discovery done');
       }
     } catch (err) {
       state.state = 'failed';
@@ -122,29 +177,66 @@ export class ScanRun {
 
   /**
    * A scan's hosts with port 631 open that gave no (usable) SNMP answer, read by IPP and stored as
-   * announced printers are (one record per printer). A host with other ports open but not 631 is
-   * not listed: an open 9100 or web port says nothing of what the host is. Returns how many were stored.
+   * announced printers are (one record per printer); a print server's queue is listed as a queue.
+   * A host with other ports open but not 631 is not listed: an open 9100 or web port says nothing
+   * of what the host is. Returns how many printers were stored.
+   *
+   * Runs beside the SNMP scan (`timeline`: each host's SNMP read; undefined when SNMP is off): a
+   * host's IPP read starts once its SNMP read has started and its agent has not answered within
+   * SNMP_GRACE_MS, and must end by the time that SNMP read times out, so a silent or mute host
+   * costs no more than its SNMP timeout. A host whose agent answered is read by IPP only when its
+   * SNMP answer gave no printer record (after its read ended).
    */
-  private async readProbed(probes: Map<string, Promise<number[]>>, answered: Set<string>, methods: Map<string, DiscoveryMethod[]>, scanId: number, signal: AbortSignal): Promise<number> {
+  private async readProbed(
+    probes: Map<string, Promise<number[]>>,
+    hosts: ScanHosts,
+    timeline: SnmpTimeline | undefined,
+    methods: Map<string, DiscoveryMethod[]>,
+    scanId: number,
+    signal: AbortSignal,
+    onRead: () => void,
+  ): Promise<number> {
     const { log } = this.ctx.deps;
-    const run = limiter(PROBED_IPP_CONCURRENCY);
+    const timeoutMs = this.ctx.deps.settings.get().discovery.snmp_timeout_ms;
+    // Each read waits for its host's SNMP read, so no more run at once than SNMP reads do.
+    const run = limiter(Math.max(PROBED_IPP_CONCURRENCY, this.ctx.deps.settings.get().discovery.discover_concurrency));
+    const ippRead = (address: string, budgetMs: number) =>
+      run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.ctx.readContext(), 631, Math.max(budgetMs, MIN_PROBED_IPP_MS))));
     let stored = 0;
     await Promise.all(
       [...probes].map(async ([address, ports]) => {
         const open = await ports;
-        if (answered.has(address) || signal.aborted || open.length === 0) return;
+        if (signal.aborted || open.length === 0) return;
         if (!readsByIpp(open)) {
+          await timeline?.whenEnded(address);
+          await hosts.recorded.get(address);
+          if (hosts.answered.has(address) || hosts.snmpOnly.has(address)) return;
           log.debug({ ip: address, open_ports: open }, 'ports open, no SNMP answer and no IPP port: not listed');
+          hosts.notPrinter(address, `${open.map((p) => `tcp ${p}`).join(', ')} open; no SNMP answer and no IPP port`);
           return;
         }
-        const read = await run(() => (signal.aborted ? Promise.resolve({ error: 'scan stopped' }) : readProbedIpp(address, this.ctx.readContext())));
+        let early: ReturnType<typeof ippRead> | undefined;
+        if (timeline) {
+          await timeline.whenStarted(address);
+          await timeline.answeredWithin(address, SNMP_GRACE_MS);
+          // Ends when its SNMP identity probe times out (the scan's own cost for this host).
+          const startedAt = timeline.startedAt(address);
+          if (!timeline.hasAnswered(address)) early = ippRead(address, startedAt === undefined ? timeoutMs : startedAt + timeoutMs - Date.now());
+          await timeline.whenEnded(address);
+          await hosts.recorded.get(address);
+        }
+        if (hosts.answered.has(address) || signal.aborted) return;
+        const read = await (early ?? ippRead(address, timeoutMs));
+        onRead();
         if (signal.aborted || this.ctx.stopped) return;
         if ('error' in read) {
           log.info({ ip: address, open_ports: open, err: read.error }, 'port 631 open but no IPP answer: not listed');
+          hosts.notPrinter(address, [hosts.snmpOnly.get(address), `port 631 open but no IPP answer (${read.error})`].filter(Boolean).join('; '));
           return;
         }
         if ('queue' in read) {
           this.announcements.queueSeen(address, read.queue, 'port_probe');
+          hosts.notPrinter(address, `a print server sharing queue ${read.queue.queue} (${read.queue.why})`);
           return;
         }
         const o = read.observation;
@@ -152,7 +244,10 @@ export class ScanRun {
         o.discoveryMethods = [...(o.discoveryMethods ?? []), ...(methods.get(address) ?? [])];
         withProbedPorts(o, open);
         try {
-          if (await this.announcements.store(read)) stored++;
+          if (await this.announcements.store(read)) {
+            stored++;
+            hosts.answered.add(address);
+          }
         } catch (err) {
           log.error({ ip: address, err: (err as Error).message }, 'storing a printer read by IPP failed');
         }
@@ -166,9 +261,16 @@ export class ScanRun {
    * carrying a known serial from another address is not stored: it goes to the move check
    * (pushed to `round.sightings`). `open`: the host's probed ports.
    */
-  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound, open?: number[]): string | undefined {
+  private record(host: HostReadResult, scanId: number, methods: DiscoveryMethod[] | undefined, round: ScanRound, hosts: ScanHosts, open?: number[]): string | undefined {
     const { devices, log } = this.ctx.deps;
     const now = this.ctx.now();
+    // Only a printer becomes a record: switches, UPSes, servers and cameras answer SNMP too.
+    const evidence = printerEvidence(host.values);
+    if (!evidence.printer) {
+      log.debug({ ip: host.address, why: evidence.why }, 'answers SNMP but is not a printer: not listed');
+      hosts.snmpOnly.set(host.address, evidence.why); // IPP may still show a printer there (port 631)
+      return undefined;
+    }
     const parsed = parsePrinter(host.values, host.address, new Date(now));
     const observation = toObservation(parsed, host.address, now, scanId);
     if (!observation) {
@@ -176,6 +278,8 @@ export class ScanRun {
       return undefined;
     }
     observation.discoveryMethods = methods;
+    const reasons = Array.isArray(observation.printerInfo.detection_reasons) ? (observation.printerInfo.detection_reasons as string[]) : [];
+    observation.printerInfo.detection_reasons = [...evidence.reasons.map((r) => `snmp: ${r}`), ...reasons];
     if (open) withProbedPorts(observation, open);
     withNeighbourMac(observation, (ip) => this.ctx.neighbour(ip));
     // One record per printer: an mDNS/IPP record of the same printer (uuid, or MAC when one has no serial) is this one.

@@ -9,20 +9,28 @@
 import { setMaxListeners } from 'node:events';
 import type { Settings } from '../settings/settings.js';
 import type { Snapshot } from '../model/device.js';
-import { MdnsListener } from './mdns.js';
+import { MdnsListener, type MdnsStatus } from './mdns.js';
+import type { QueueEntry } from './print-queues.js';
 import { WsdListener } from './wsd.js';
 import { SsdpSearcher } from './ssdp.js';
 import { DiscoveryContext, type DiscoveryDeps } from './context.js';
 import { RecordWriter } from './record-writer.js';
 import { Sightings } from './sightings.js';
 import { Announcements } from './announcements.js';
-import { ScanRun, type ScanState } from './scan-run.js';
+import { ScanRun, type NotPrinter, type ScanState } from './scan-run.js';
 import { poll } from './polling.js';
 import { CounterFlaggedError } from './counter-check.js';
 import type { CounterFlag } from './move-check.js';
 import type { GateClock } from './announce-gate.js';
 
 export type { DiscoveryDeps } from './context.js';
+
+export interface DiscoveryOverview {
+  scan: ScanState | null;
+  not_printer_hosts: NotPrinter[];
+  print_queues: QueueEntry[];
+  mdns: MdnsStatus | null;
+}
 export type { ScanState } from './scan-run.js';
 export { ROUND_BATCH } from './polling.js';
 export { CounterFlaggedError } from './counter-check.js';
@@ -85,6 +93,20 @@ export class DiscoveryService {
     return this.current?.state;
   }
 
+  /**
+   * What discovery sees beyond the printers it lists (GET /discover/status): the last scan, the
+   * hosts it heard that are not printers and why, the print servers' queues, and the listeners
+   * (mDNS per interface, with what failed and what a flood made it drop).
+   */
+  overview(): DiscoveryOverview {
+    return {
+      scan: this.current?.state ?? null,
+      not_printer_hosts: this.scans.notPrinters,
+      print_queues: this.announcements.queues.list(),
+      mdns: this.mdns?.running ? this.mdns.status() : null,
+    };
+  }
+
   /** Starts a scan unless one is running; returns its state at once. */
   start(): { state: ScanState; alreadyRunning: boolean } {
     if (this.current?.state.state === 'running') return { state: this.current.state, alreadyRunning: true };
@@ -130,7 +152,7 @@ export class DiscoveryService {
       this.mdns ??= new MdnsListener({
         log: this.deps.log,
         onAnnounce: (p) => announced.announced(p),
-        onGoodbye: (g) => announced.gone(g.address, 'mdns'),
+        onGoodbye: (g) => announced.gone(g.address, 'mdns', g.why),
       });
       if (s.discovery.mdns_enabled && !this.mdns.running) this.mdns.start();
       else if (!s.discovery.mdns_enabled && this.mdns.running) this.mdns.stop();

@@ -11,6 +11,8 @@ export interface DiscoveryUpdate {
   scanned: number;
   total: number;
   found: number;
+  /** Hosts that answered (SNMP, open ports, IPP) and are not printers: not listed (GET /discover/status says why). */
+  not_printers?: number;
   error?: string;
 }
 

@@ -72,6 +72,10 @@ export interface ScanOptions extends ReadOptions {
   onProgress?: (p: ScanProgress) => void;
   /** Called as soon as a host has been read (before the scan ends). */
   onHost?: (host: HostReadResult) => void;
+  /** Called when an address's identity probe is about to be sent (work beside it can start). */
+  onStart?: (address: string) => void;
+  /** Called once per address that was probed, after onHost: whether it answered. */
+  onScanned?: (address: string, answered: boolean) => void;
 }
 
 export interface HostReadResult {
@@ -288,6 +292,11 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
       let host: HostReadResult | null = null;
       try {
         await paced();
+        try {
+          options.onStart?.(targets[i]);
+        } catch {
+          /* ignore listener errors */
+        }
         host = await readHostCounted(targets[i], options, stats);
       } catch {
         host = null; // one host's failure never ends the scan
@@ -300,6 +309,11 @@ export async function scan(options: ScanOptions): Promise<ScanResult> {
         } catch {
           /* ignore listener errors */
         }
+      }
+      try {
+        options.onScanned?.(targets[i], host !== null);
+      } catch {
+        /* ignore listener errors */
       }
       progress();
     }

@@ -82,6 +82,7 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
 
   it('finds exactly the printers among silent addresses, with their raw values', async () => {
     const progress: ScanProgress[] = [];
+    const events: string[] = [];
     const result = await scan({
       targets: [...PRINTERS, ...SILENT],
       credentials: [PUBLIC],
@@ -92,11 +93,19 @@ describe('discovery scan against snmpsim', { skip: skipReason ?? false }, () => 
       concurrency: 16,
       allowedRanges: LOOPBACK,
       onProgress: (p) => progress.push(p),
+      onStart: (a) => events.push(`start ${a}`),
+      onHost: (h) => events.push(`host ${h.address}`),
+      onScanned: (a, answered) => events.push(`${answered ? 'answered' : 'silent'} ${a}`),
     });
     assert.deepEqual(
       result.hosts.map((h) => h.address),
       PRINTERS,
     );
+    // Each address: started once, then (a printer) read, then scanned with its outcome.
+    for (const a of [...PRINTERS, ...SILENT]) {
+      const mine = events.filter((e) => e.endsWith(` ${a}`));
+      assert.deepEqual(mine, PRINTERS.includes(a) ? [`start ${a}`, `host ${a}`, `answered ${a}`] : [`start ${a}`, `silent ${a}`], a);
+    }
     assert.equal(result.total, 40);
     assert.equal(result.scanned, 40);
     assert.deepEqual(result.skipped, []);

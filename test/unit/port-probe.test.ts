@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readProbedIpp } from '../../src/discovery/announced.js';
+import { SnmpTimeline } from '../../src/discovery/snmp-timeline.js';
 import { toObservation } from '../../src/discovery/snmp-observation.js';
 import { isProbeReason, openPorts, portReasons, probeHosts, probePort, readsByIpp, withProbedPorts } from '../../src/discovery/port-probe.js';
 import { onOwnSubnet, withNeighbourMac } from '../../src/discovery/neighbours.js';
@@ -196,4 +197,47 @@ test('a probed host whose IPP port answers only TLS is read over ipps, on the sa
   server.close();
   const none = await readProbedIpp('127.0.0.1', ctx, port);
   assert.ok('error' in none && /over TLS/.test(none.error), JSON.stringify(none));
+});
+
+test('a probed port that accepts and says nothing costs one budget: plain and TLS share it', async (t) => {
+  // A mute listener: it accepts every connection and never writes (a hung service).
+  const connections: net.Socket[] = [];
+  const server = net.createServer((s) => {
+    connections.push(s);
+    s.on('error', () => {});
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.after(() => {
+    connections.forEach((s) => s.destroy());
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  const settings = defaultSettings({ subnet_scan: false, auto_discover: false, allowed_ranges: ['127.0.0.0/8'] });
+  const ctx = { settings, credentials: [], signal: new AbortController().signal, now: Date.now(), snmpObservation: toObservation };
+  const read = await readProbedIpp('127.0.0.1', ctx, port, 300);
+  assert.ok('error' in read && /over TLS: not tried, the 300 ms were spent/.test(read.error), JSON.stringify(read));
+  assert.equal(connections.length, 1, 'the plain request used the whole budget: no TLS attempt after it');
+});
+
+test('SnmpTimeline: started, answered and ended per address; the scan ending releases every wait', async () => {
+  let now = 1000;
+  const tl = new SnmpTimeline(() => now);
+  tl.started('10.0.0.1');
+  assert.equal(tl.startedAt('10.0.0.1'), 1000);
+  now = 1500;
+  tl.started('10.0.0.1');
+  assert.equal(tl.startedAt('10.0.0.1'), 1000, 'the first start counts');
+  tl.answered('10.0.0.1');
+  await tl.answeredWithin('10.0.0.1', 60_000); // resolves on the answer, not the guard
+  assert.equal(tl.hasAnswered('10.0.0.1'), true);
+  const ended = tl.whenEnded('10.0.0.1');
+  tl.ended('10.0.0.1');
+  await ended;
+  // Never reached by the scan (stopped, or outside the allowed ranges): released by finish().
+  const waits = Promise.all([tl.whenStarted('10.0.0.2'), tl.whenEnded('10.0.0.2'), tl.answeredWithin('10.0.0.2', 60_000)]);
+  tl.finish();
+  await waits;
+  assert.equal(tl.hasAnswered('10.0.0.2'), false);
+  assert.equal(tl.startedAt('10.0.0.2'), undefined);
+  await tl.whenEnded('10.0.0.3'); // asked after the end: already released
 });

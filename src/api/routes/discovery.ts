@@ -22,6 +22,10 @@ export function register(app: App, ctx: AgentContext): void {
     sendJson(res, 200, state ?? null);
   });
 
+  app.get('/discover/status', (_req, res) => {
+    sendJson(res, 200, ctx.discovery.overview());
+  });
+
   app.post('/devices/metrics/collect', async (req, res) => {
     const body = await readJsonBody(req, res);
     if (!body) return;
