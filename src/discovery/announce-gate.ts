@@ -69,6 +69,21 @@ export class AnnounceGate<T> {
     return 'coalesced';
   }
 
+  /**
+   * The address said goodbye: its next announcement is news (the printer is back, or renumbered),
+   * so it is read at once rather than at the end of the window.
+   */
+  reset(address: string): void {
+    const e = this.entries.get(address);
+    if (!e) return;
+    e.lastStart = -Infinity;
+    if (e.running) return; // when it ends, wait() finds the window over
+    e.cancel?.();
+    e.cancel = undefined;
+    if (e.next === undefined) this.entries.delete(address);
+    else this.start(address, e, e.next);
+  }
+
   /** Addresses tracked now. */
   get size(): number {
     return this.entries.size;

@@ -162,6 +162,7 @@ export class Announcements {
    */
   gone(address: string, method: AnnounceMethod = 'mdns', why: GoneWhy = 'goodbye'): void {
     const { devices, log } = this.ctx.deps;
+    this.gate.reset(address);
     for (const d of announcedAt(devices, address, method)) {
       if (!this.ctx.writer.put(markGone(d, this.ctx.now(), method, why), 'updated', 'marking a printer that said goodbye')) continue;
       log.info({ serial: d.serial, ip: address, why }, why === 'goodbye' ? `${LABEL[method]}: printer said goodbye` : `${LABEL[method]}: printer's announcement expired (no answer to the re-queries)`);

@@ -127,13 +127,16 @@ describe('mDNS + IPP discovery on a namespace LAN', { skip: skip ?? undefined, t
       assert.equal(r.status, 200, r.body);
       return JSON.parse(r.body) as { device: { ip: string; raw_data?: { pending_move?: { ip: string; snmp: string } } } };
     };
-    // The record says the printer lives elsewhere on the LAN (as a saved printer would, before a
-    // responder at this address starts claiming its identity).
+    // The record says the printer lives elsewhere on the LAN, with another MAC (as a saved printer
+    // would, before a responder at this address starts claiming its identity). With the printer's
+    // own MAC here and the old address silent it would be the printer renumbered, and followed
+    // (site-lan.test.ts); another MAC is a claimant.
     const elsewhere = combo.address.replace(/\.\d+$/, '.99');
+    const otherMac = '02:00:5e:00:00:99';
     const db = new Database(join(agent.config.dataDir, 'printbox.db'));
     try {
       db.pragma('busy_timeout = 5000');
-      db.prepare('UPDATE devices SET ip = ? WHERE serial = ?').run(elsewhere, d.serial);
+      db.prepare("UPDATE devices SET ip = ?, mac_address = ?, raw_data = json_set(coalesce(raw_data, '{}'), '$.neighbour_mac', ?) WHERE serial = ?").run(elsewhere, otherMac, otherMac, d.serial);
     } finally {
       db.close();
     }
@@ -158,6 +161,7 @@ describe('mDNS + IPP discovery on a namespace LAN', { skip: skip ?? undefined, t
     assert.equal(p.device.ip, elsewhere, 'the record did not move');
     assert.equal(p.device.raw_data!.pending_move!.ip, ippOnly.address);
     assert.equal(p.device.raw_data!.pending_move!.snmp, 'ipp');
+    assert.match(JSON.stringify(p.device.raw_data!.pending_move), /"neighbour_mac":"differs"/, 'told apart by the MAC the box sees');
     assert.equal(readings(), before, 'no reading of the claimant stored');
     const confirm = await agent.request({ method: 'POST', path: '/devices/confirm-move', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ serial: d.serial, ip: ippOnly.address }) });
     assert.equal(confirm.status, 200, confirm.body);
