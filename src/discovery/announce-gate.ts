@@ -36,6 +36,8 @@ interface Entry<T> {
   running: boolean;
   next?: T;
   cancel?: () => void;
+  /** A goodbye came while a read was under way. */
+  afterGoodbye?: boolean;
 }
 
 export type Offered = 'read' | 'coalesced' | 'dropped';
@@ -70,18 +72,20 @@ export class AnnounceGate<T> {
   }
 
   /**
-   * The address said goodbye: its next announcement is news (the printer is back, or renumbered),
-   * so it is read at once rather than at the end of the window.
+   * The address said goodbye: what it announced before is stale (dropped), and its next
+   * announcement is news (the printer is back, or renumbered), read at once rather than at the
+   * end of the window.
    */
   reset(address: string): void {
     const e = this.entries.get(address);
     if (!e) return;
-    e.lastStart = -Infinity;
-    if (e.running) return; // when it ends, wait() finds the window over
+    e.next = undefined;
+    if (e.running) {
+      e.afterGoodbye = true; // when the read under way ends, the window is over
+      return;
+    }
     e.cancel?.();
-    e.cancel = undefined;
-    if (e.next === undefined) this.entries.delete(address);
-    else this.start(address, e, e.next);
+    this.entries.delete(address);
   }
 
   /** Addresses tracked now. */
@@ -109,6 +113,10 @@ export class AnnounceGate<T> {
       .finally(() => {
         this.inFlight.delete(p);
         e.running = false;
+        if (e.afterGoodbye) {
+          e.afterGoodbye = false;
+          e.lastStart = -Infinity;
+        }
         if (this.entries.get(address) === e) this.wait(address, e);
       });
     this.inFlight.add(p);
@@ -116,12 +124,14 @@ export class AnnounceGate<T> {
 
   /** Until the window ends: then the newest announcement waiting is read, or the address forgotten. */
   private wait(address: string, e: Entry<T>): void {
-    const left = Math.max(0, e.lastStart + this.opts.windowMs - this.clock.now());
-    e.cancel = this.clock.setTimer(() => {
+    const due = () => {
       e.cancel = undefined;
       if (this.entries.get(address) !== e) return;
       if (e.next === undefined) this.entries.delete(address);
       else this.start(address, e, e.next);
-    }, left);
+    };
+    const left = e.lastStart + this.opts.windowMs - this.clock.now();
+    if (left <= 0) due();
+    else e.cancel = this.clock.setTimer(due, left);
   }
 }

@@ -93,7 +93,7 @@ test('many addresses at once: at most `concurrency` reads in flight, every addre
   assert.deepEqual(new Set(h.reads.map((r) => r.address)).size, 40);
 });
 
-test('a goodbye makes the next announcement news: read at once, not at the end of the minute', async () => {
+test('a goodbye makes the next announcement news: read at once, not at the end of the minute; what came before it is dropped', async () => {
   const h = harness();
   h.gate.offer('10.0.0.7', 1);
   await h.settle();
@@ -104,8 +104,16 @@ test('a goodbye makes the next announcement news: read at once, not at the end o
   assert.equal(h.reads.length, 1, 'inside the minute: waits');
   h.gate.reset('10.0.0.7');
   await h.settle();
-  assert.equal(h.reads.length, 2, 'after a goodbye the waiting announcement is read at once');
-  assert.equal(h.reads[1].item, 2);
+  assert.equal(h.reads.length, 1, 'the announcement from before the goodbye is stale: not read');
+  assert.equal(h.gate.offer('10.0.0.7', 3), 'read', 'the next one is read at once');
+  await h.settle();
+  assert.deepEqual(h.reads.map((r) => r.item), [1, 3]);
+  // A goodbye while a read is under way: the announcement after it is read as soon as that read ends.
+  h.clock.advance(5000);
+  h.gate.reset('10.0.0.7');
+  assert.equal(h.gate.offer('10.0.0.7', 4), 'coalesced');
+  await h.finishAll();
+  assert.deepEqual(h.reads.map((r) => r.item), [1, 3, 4]);
 });
 
 test('beyond maxAddresses announcements are dropped and said so; an address forgotten after its minute frees its place', async () => {
