@@ -180,7 +180,6 @@ export function createSiteLan(opts: PrinterLanOptions = {}): SiteLan {
     writeFileSync(
       conf,
       [
-        `agentAddress udp:${h.address}:161`,
         'rocommunity public default',
         `sysName ${h.name}`,
         'sysLocation Server room',
@@ -191,8 +190,10 @@ export function createSiteLan(opts: PrinterLanOptions = {}): SiteLan {
         '',
       ].join('\n'),
     );
-    const child = runInHost(h, [`exec snmpd -f -Lo -C -c ${conf} -p ${join(h.dir, 'snmpd.pid')} udp:${h.address}:161`], { SNMP_PERSISTENT_DIR: persist, MIBS: '' });
-    await until('snmpd', h, child, () => spawnSync('ip', ['netns', 'exec', lan.boxNs, 'snmpget', '-v2c', '-c', 'public', '-t', '1', '-r', '0', '-Oqv', h.address, '1.3.6.1.2.1.1.1.0'], { encoding: 'utf8' }).stdout.startsWith('"Linux') || false);
+    // The listening address is given once, on the command line: an agentAddress line as well makes snmpd
+    // bind it twice and exit ("Error opening specified endpoint"). -m "": no MIB files (their warnings).
+    const child = runInHost(h, [`exec snmpd -f -Lo -C -c ${conf} -m "" -p ${join(h.dir, 'snmpd.pid')} udp:${h.address}:161`], { SNMP_PERSISTENT_DIR: persist });
+    await until('snmpd', h, child, () => spawnSync('ip', ['netns', 'exec', lan.boxNs, 'snmpget', '-v2c', '-c', 'public', '-m', '', '-t', '1', '-r', '0', '-Oqv', h.address, '1.3.6.1.2.1.1.1.0'], { encoding: 'utf8' }).stdout.startsWith('"Linux'));
   };
 
   lan.startWsdd = async (h) => {
