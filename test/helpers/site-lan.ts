@@ -29,6 +29,11 @@
 //   lan.printerUuid(host, path?)            -> the printer-uuid (without urn:uuid:) that ipptool reads from the box.
 //   lan.ippAttributes(host, path)           -> `ipptool -tv` Get-Printer-Attributes from the box: { name: value text }.
 //   lan.browse(serviceType, ms?)            -> a one-shot mDNS PTR query from the box's namespace: the records heard.
+//   lan.watchMdns()                         -> a passive mDNS listener in the box's namespace (it sends nothing): counts
+//                                              the responses that carry a record of a given name. Avahi announces a new
+//                                              service three times (about 1 s, then 2 s apart) and then stays silent until
+//                                              asked: with no query on the LAN, the third announcement heard means the
+//                                              printer has finished announcing.
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
@@ -60,6 +65,15 @@ export interface SiteLan extends PrinterLan {
   printerUuid(h: PrinterHost, path?: string): string;
   ippAttributes(h: PrinterHost, path: string): Record<string, string>;
   browse(serviceType: string, ms?: number): Promise<MdnsRecord[]>;
+  watchMdns(): Promise<MdnsWatch>;
+}
+
+export interface MdnsWatch {
+  /** Responses heard so far that carry a record named `name` (e.g. `Queue._ipp._tcp.local`). */
+  count(name: string): number;
+  /** Waits until `n` such responses were heard (guard `ms`). */
+  until(name: string, n: number, ms?: number): Promise<void>;
+  stop(): void;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -135,6 +149,20 @@ mdns.query([{ name: type, type: 'PTR' }]);
 setTimeout(() => { mdns.destroy(); process.stdout.write(JSON.stringify([...seen.values()]) + '\n'); }, Number(ms));
 `;
 
+// A passive mDNS listener, run in the box namespace: one JSON line per response, with its record names.
+const WATCH = String.raw`
+import dgram from 'node:dgram';
+import packet from 'dns-packet';
+const s = dgram.createSocket({ type: 'udp4', reuseAddr: true });
+s.on('message', (m, from) => {
+  let d;
+  try { d = packet.decode(m); } catch { return; }
+  if (d.type !== 'response') return;
+  process.stdout.write(JSON.stringify({ from: from.address, names: [...d.answers, ...(d.additionals ?? [])].map((a) => a.name) }) + '\n');
+});
+s.bind(5353, () => { s.addMembership('224.0.0.251', process.argv[1]); console.log('{"listening":true}'); });
+`;
+
 export function createSiteLan(opts: PrinterLanOptions = {}): SiteLan {
   const base = createPrinterLan(opts);
   const lan = base as SiteLan;
@@ -172,6 +200,37 @@ export function createSiteLan(opts: PrinterLanOptions = {}): SiteLan {
         }
       });
     });
+
+  lan.watchMdns = async () => {
+    const p = spawn('ip', ['netns', 'exec', lan.boxNs, process.execPath, '--input-type=module', '-e', WATCH, lan.boxAddress], { cwd: repoRoot(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    p.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+    p.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+    const lines = () => out.split('\n').flatMap((l) => {
+      try {
+        return [JSON.parse(l) as { listening?: boolean; names?: string[] }];
+      } catch {
+        return [];
+      }
+    });
+    const deadline = Date.now() + 20_000;
+    while (!lines().some((l) => l.listening)) {
+      if (p.exitCode !== null || Date.now() > deadline) throw new Error(`mDNS watcher in ${lan.boxNs}: ${out}`);
+      await sleep(50);
+    }
+    const count = (name: string) => lines().filter((l) => l.names?.some((n) => n.toLowerCase() === name.toLowerCase())).length;
+    return {
+      count,
+      async until(name, n, ms = 30_000) {
+        const end = Date.now() + ms;
+        while (count(name) < n) {
+          if (Date.now() > end) throw new Error(`mDNS: ${count(name)} of ${n} responses carrying ${name} within ${ms} ms`);
+          await sleep(100);
+        }
+      },
+      stop: () => p.kill(),
+    };
+  };
 
   lan.startSnmpd = async (h) => {
     const conf = join(h.dir, 'snmpd.conf');
