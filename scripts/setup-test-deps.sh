@@ -16,6 +16,13 @@ command -v ippeveprinter >/dev/null 2>&1 || need+=(cups-ipp-utils)
 # Each printer host of the namespace LAN runs its own D-Bus and Avahi (test/helpers/printer-lan.ts).
 command -v avahi-daemon >/dev/null 2>&1 || need+=(avahi-daemon)
 command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus)
+# The site LAN's other hosts (test/helpers/site-lan.ts): a Linux server answering SNMP, a Windows-style
+# WS-Discovery computer, a CUPS server sharing a queue (cupsd + lpadmin), Avahi's publish/browse tools.
+command -v snmpd >/dev/null 2>&1 || need+=(snmpd)
+command -v wsdd >/dev/null 2>&1 || need+=(wsdd)
+command -v cupsd >/dev/null 2>&1 || need+=(cups-daemon cups-server-common cups-common)
+command -v lpadmin >/dev/null 2>&1 || need+=(cups-client)
+command -v avahi-publish >/dev/null 2>&1 || need+=(avahi-utils)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "missing Debian packages: ${need[*]} (run as root to install them)" >&2

@@ -5,9 +5,12 @@
 // and CUPS's ippeveprinter (an IPP Everywhere printer that announces itself by mDNS).
 //
 // API:
-//   createPrinterLan()                    -> PrinterLan: namespaces pbx-pb-<tag> (box) and, per host, pbx-ph<i>-<tag>.
+//   createPrinterLan(opts?)               -> PrinterLan: namespaces pbx-pb-<tag> (box) and, per host, pbx-ph<i>-<tag>.
+//                                            The box has no default route unless opts.defaultRoute (then `default via
+//                                            10.77.<n>.254 dev br0`: a router nobody answers for, so nothing leaves).
 //   lan.addHost(name)                     -> a host namespace joined to br0 with 10.77.<n>.<10+i>/24 and fd77:<n>::<10+i>/64 (nodad).
-//   lan.startPrinter(host, opts)          -> D-Bus + Avahi (host name `name`) + ippeveprinter on port 631; resolves when
+//   lan.startPrinter(host, opts)          -> D-Bus + Avahi (host name `name`) + ippeveprinter on port 631 of every address
+//                                            the host has (now or later: see site-lan.ts renumber); resolves when
 //                                            ippeveprinter answers Get-Printer-Attributes (probed from the box namespace).
 //                                            opts.announce false: ippeveprinter with DNS-SD off (`-r off`) and an Avahi
 //                                            that publishes nothing and is on no LAN interface (ippeveprinter refuses to
@@ -26,7 +29,23 @@ export interface PrinterHost {
   address6: string;
   dir: string;
   printer?: ChildProcess;
+  /** What startPrinter was last given: a power cycle starts the same printer again. */
+  printerOpts?: PrinterOptions;
   log: { out: string };
+}
+
+export interface PrinterOptions {
+  make: string;
+  model: string;
+  queue: string;
+  location?: string;
+  startTimeoutMs?: number;
+  announce?: boolean;
+}
+
+export interface PrinterLanOptions {
+  /** Give the box namespace a default route (a real site's box has one); default false. */
+  defaultRoute?: boolean;
 }
 
 export interface PrinterLan {
@@ -34,18 +53,20 @@ export interface PrinterLan {
   boxNs: string;
   boxAddress: string;
   subnet: string;
+  /** 10.77.<n>: the LAN's first three octets. */
+  prefix: string;
   hosts: PrinterHost[];
   addHost(name: string): PrinterHost;
-  startPrinter(h: PrinterHost, opts: { make: string; model: string; queue: string; location?: string; startTimeoutMs?: number; announce?: boolean }): Promise<void>;
+  startPrinter(h: PrinterHost, opts: PrinterOptions): Promise<void>;
   stopPrinter(h: PrinterHost): Promise<void>;
   destroy(): void;
 }
 
-function ip(...args: string[]): { ok: boolean; err: string; out: string } {
+export function ip(...args: string[]): { ok: boolean; err: string; out: string } {
   const r = spawnSync('ip', args, { encoding: 'utf8' });
   return { ok: r.status === 0, err: (r.stderr || r.error?.message || '').trim(), out: r.stdout ?? '' };
 }
-function must(...args: string[]): void {
+export function must(...args: string[]): void {
   const r = ip(...args);
   if (!r.ok) throw new Error(`ip ${args.join(' ')}: ${r.err}`);
 }
@@ -65,7 +86,7 @@ process.on('exit', () => {
   for (const l of lans) l.destroy();
 });
 
-function killNamespace(ns: string, signal: NodeJS.Signals = 'SIGKILL'): void {
+export function killNamespace(ns: string, signal: NodeJS.Signals = 'SIGKILL'): void {
   for (const pid of ip('netns', 'pids', ns).out.split('\n').filter(Boolean)) {
     try {
       process.kill(Number(pid), signal);
@@ -90,7 +111,7 @@ function removeStale(): void {
 }
 
 let count = 0;
-export function createPrinterLan(): PrinterLan {
+export function createPrinterLan(lanOpts: PrinterLanOptions = {}): PrinterLan {
   removeStale();
   const n = count++;
   const tag = n === 0 ? String(process.pid) : `${process.pid}x${n}`;
@@ -101,6 +122,7 @@ export function createPrinterLan(): PrinterLan {
     boxNs,
     boxAddress: `10.77.${net}.1`,
     subnet: `10.77.${net}.0/24`,
+    prefix: `10.77.${net}`,
     hosts: [],
     addHost(name) {
       const i = lan.hosts.length;
@@ -121,7 +143,10 @@ export function createPrinterLan(): PrinterLan {
     async startPrinter(h, opts) {
       const conf = join(h.dir, 'avahi.conf');
       writeFileSync(conf, `[server]\nhost-name=${h.name}\nuse-ipv4=yes\nuse-ipv6=yes\nallow-interfaces=eth0\nratelimit-interval-usec=1000000\nratelimit-burst=1000\n[wide-area]\nenable-wide-area=no\n[publish]\npublish-workstation=no\npublish-hinfo=no\n`);
-      writeFileSync(join(h.dir, 'hosts'), `127.0.0.1 localhost\n${h.address} ${h.name}.local\n${h.address6} ${h.name}.local\n`);
+      h.printerOpts = opts;
+      // ippeveprinter listens on what its -n name resolves to. The wildcard addresses make it answer on
+      // whatever address the host has, as a real printer does when its address changes under it.
+      writeFileSync(join(h.dir, 'hosts'), `127.0.0.1 localhost\n0.0.0.0 ${h.name}.local\n:: ${h.name}.local\n`);
       const spool = join(h.dir, 'spool');
       const announce = opts.announce ?? true;
       // Not announced: Avahi runs (for ippeveprinter's start) on no LAN interface, publishing nothing.
@@ -184,5 +209,6 @@ export function createPrinterLan(): PrinterLan {
   must('-n', boxNs, 'link', 'add', 'br0', 'type', 'bridge');
   must('-n', boxNs, 'addr', 'add', `${lan.boxAddress}/24`, 'dev', 'br0');
   must('-n', boxNs, 'link', 'set', 'br0', 'up');
+  if (lanOpts.defaultRoute) must('-n', boxNs, 'route', 'add', 'default', 'via', `10.77.${net}.254`, 'dev', 'br0');
   return lan;
 }
