@@ -29,7 +29,7 @@ const MAX_ANNOUNCED_ADDRESSES = 4096;
 
 export class Announcements {
   /** The print servers' queues seen (not printers). */
-  readonly queues = new PrintQueues();
+  private readonly queues = new PrintQueues();
   private readonly gate: AnnounceGate<AnnouncedPrinter>;
   private droppedSince = 0;
   private dropLoggedAt = -Infinity;
@@ -111,12 +111,19 @@ export class Announcements {
 
   /** A print queue seen at `server`: listed as a queue (linked to its printer when it can be), never stored as a printer. */
   queueSeen(server: string, q: PrintQueue, by: string): QueueEntry {
-    const { devices, log } = this.ctx.deps;
-    const known = () => devices.listAll().filter((d) => !d.is_usb).map((d) => ({ serial: d.serial, ip: d.ip, hostname: d.hostname, printer_uuid: typeof d.printer_info?.printer_uuid === 'string' ? d.printer_info.printer_uuid : undefined }));
-    const isNew = !this.queues.list().some((e) => e.server === server && e.queue === q.queue);
-    const entry = this.queues.seen(server, q, by, this.ctx.now(), known);
-    if (isNew) log.info({ ip: server, queue: q.queue, server_kind: q.server_kind, printer_serial: entry.printer_serial, why: q.why }, 'print queue on a print server: listed as a queue, not as a printer');
+    const isNew = !this.queues.has(server, q.queue);
+    const entry = this.queues.seen(server, q, by, this.ctx.now());
+    if (isNew) this.ctx.deps.log.info({ ip: server, queue: q.queue, server_kind: q.server_kind, device_uri: q.device_uri, why: q.why }, 'print queue on a print server: listed as a queue, not as a printer');
     return entry;
+  }
+
+  /** The queues seen, each linked to the known printer it prints to when it can be. */
+  queueList(): QueueEntry[] {
+    const known = this.ctx.deps.devices
+      .listAll()
+      .filter((d) => !d.is_usb)
+      .map((d) => ({ serial: d.serial, ip: d.ip, hostname: d.hostname, printer_uuid: typeof d.printer_info?.printer_uuid === 'string' ? d.printer_info.printer_uuid : undefined }));
+    return this.queues.list(known);
   }
 
   /**

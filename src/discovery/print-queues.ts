@@ -7,7 +7,7 @@
 import { queueLinkOf, type KnownPrinter, type PrintQueue } from '../ipp/print-queue.js';
 import { formatTime } from '../model/time.js';
 
-/** Queues remembered at most (the oldest seen is forgotten first). */
+/** Queues remembered at most (the least recently seen is forgotten first). */
 const MAX_QUEUES = 256;
 
 export interface QueueEntry extends PrintQueue {
@@ -26,11 +26,10 @@ export interface QueueEntry extends PrintQueue {
 export class PrintQueues {
   private readonly byKey = new Map<string, QueueEntry>();
 
-  /** A queue seen at `server`: remembered (or refreshed) and linked to a known printer if it can be. */
-  seen(server: string, q: PrintQueue, foundBy: string, now: number, known: () => readonly KnownPrinter[]): QueueEntry {
+  /** A queue seen at `server`: remembered (or refreshed). */
+  seen(server: string, q: PrintQueue, foundBy: string, now: number): QueueEntry {
     const key = `${server}\n${q.queue}`;
     const before = this.byKey.get(key);
-    const link = queueLinkOf(q, known());
     const at = formatTime(now);
     const entry: QueueEntry = {
       ...q,
@@ -38,7 +37,6 @@ export class PrintQueues {
       found_by: before && before.found_by !== foundBy ? [...new Set([...before.found_by.split(', '), foundBy])].sort().join(', ') : foundBy,
       first_seen_at: before?.first_seen_at ?? at,
       seen_at: at,
-      ...(link ? { printer_serial: link.serial, link: link.why } : {}),
     };
     this.byKey.delete(key); // re-inserted last: the map's order is the order of last sightings
     this.byKey.set(key, entry);
@@ -46,8 +44,19 @@ export class PrintQueues {
     return entry;
   }
 
-  /** Every queue remembered, the last seen first. */
-  list(): QueueEntry[] {
-    return [...this.byKey.values()].reverse();
+  /**
+   * Every queue remembered, the last seen first, each linked to the known printer it prints to
+   * when it can be (linked when asked: the printer may have been found after its queue).
+   */
+  list(known: readonly KnownPrinter[]): QueueEntry[] {
+    return [...this.byKey.values()].reverse().map((e) => {
+      const link = queueLinkOf(e, known);
+      return link ? { ...e, printer_serial: link.serial, link: link.why } : e;
+    });
+  }
+
+  /** Whether a queue of that name at that server is remembered. */
+  has(server: string, queue: string): boolean {
+    return this.byKey.has(`${server}\n${queue}`);
   }
 }

@@ -102,7 +102,7 @@ export class DiscoveryService {
     return {
       scan: this.current?.state ?? null,
       not_printer_hosts: this.scans.notPrinters,
-      print_queues: this.announcements.queues.list(),
+      print_queues: this.announcements.queueList(),
       mdns: this.mdns?.running ? this.mdns.status() : null,
     };
   }

@@ -140,6 +140,9 @@ export const PRINTER_INFO_FIELDS: Fields = [
   ...opt('bool', 'is_color', 'is_mono', 'is_copier', 'is_scanner', 'is_fax', 'is_laser', 'is_inkjet', 'has_duplex'),
   ...opt('string', 'form_factor', 'device_type'),
   ...opt('object', 'print_server'),
+  ...opt('string', 'not_answering_since'),
+  ...opt('object', 'pending_move'),
+  ...opt('bool', 'is_saved'),
 ];
 
 // Contract 2.1: every field required.

@@ -12,7 +12,7 @@ export function deviceJson(d: Device): Record<string, unknown> {
 
 // What printerInfoOf puts on top of the stored PrinterInfo, when the record has it.
 const INFO_IDENTITY = ['manufacturer', 'model', 'hostname', 'firmware', 'mac_address', 'location', 'web_ui_url', 'subnet_mask', 'gateway'] as const;
-type InfoSource = Pick<Device, 'printer_info' | 'ip' | 'serial' | 'last_seen' | (typeof INFO_IDENTITY)[number]>;
+type InfoSource = Pick<Device, 'printer_info' | 'ip' | 'serial' | 'last_seen' | (typeof INFO_IDENTITY)[number]> & Partial<Pick<Device, 'status_messages' | 'raw_data'>>;
 
 /** The device's stored PrinterInfo with the record's own identity and person-set fields on top. */
 export function printerInfoOf(d: InfoSource, latest?: Snapshot): Record<string, unknown> {
@@ -32,6 +32,12 @@ function infoSource(d: Omit<InfoSource, 'last_seen'>): Record<string, unknown> {
   for (const k of INFO_IDENTITY) {
     if (d[k]) info[k] = d[k];
   }
+  // The record's own status lines (not answering, a pending move, a goodbye) over the last read's.
+  if (d.status_messages?.length) info.status_messages = d.status_messages;
+  const raw = d.raw_data ?? {};
+  if (typeof raw.not_answering_since === 'string') info.not_answering_since = raw.not_answering_since;
+  const move = raw.pending_move as { ip?: unknown; reason?: unknown; seen_at?: unknown } | undefined;
+  if (move && typeof move.ip === 'string' && typeof move.reason === 'string' && typeof move.seen_at === 'string') info.pending_move = { ip: move.ip, reason: move.reason, seen_at: move.seen_at };
   return info;
 }
 

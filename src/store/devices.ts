@@ -157,7 +157,8 @@ export class DeviceStore {
   listDiscovered(f: DiscoveredFilter): Device[] {
     const where = ['d.visible = 1'];
     const params: unknown[] = [];
-    if (!f.includeKnown) where.push('d.is_saved = 0');
+    // A saved printer with a pending move is listed too: a person has to look at it.
+    if (!f.includeKnown) where.push("(d.is_saved = 0 OR CASE WHEN json_valid(d.raw_data) THEN json_extract(d.raw_data, '$.pending_move') END IS NOT NULL)");
     if (f.seenSince !== undefined) {
       where.push('seen >= ?');
       params.push(f.seenSince);

@@ -29,8 +29,13 @@ interface ScanStatus {
   scan_id: number;
   state: string;
   not_printers?: number;
-  not_printer_hosts?: { ip?: string; address?: string; why?: string }[];
-  print_queues?: { server: string; queue: string; printer_serial?: string }[];
+}
+/** GET /discover/status. */
+interface Overview {
+  scan: ScanStatus | null;
+  not_printer_hosts: { ip: string; why: string }[];
+  print_queues: { server: string; queue: string; printer_serial?: string }[];
+  mdns: { interfaces: { name: string; address: string; error?: string }[] } | null;
 }
 interface Profile {
   device: { serial: string; ip: string; raw_data?: { pending_move?: unknown } };
@@ -42,6 +47,11 @@ function agentApi(agent: () => BoxAgent) {
     const r = await agent().request({ path: '/discover', maxBody: 1 << 20 });
     assert.equal(r.status, 200, r.body);
     return JSON.parse(r.body) as ScanStatus;
+  };
+  const overview = async (): Promise<Overview> => {
+    const r = await agent().request({ path: '/discover/status', maxBody: 1 << 20 });
+    assert.equal(r.status, 200, r.body);
+    return JSON.parse(r.body) as Overview;
   };
   /** Starts a scan and polls its state to its end (a generous guard, not a timing). */
   const scanToEnd = async (): Promise<ScanStatus> => {
@@ -72,7 +82,7 @@ function agentApi(agent: () => BoxAgent) {
     }
     return p;
   };
-  return { post, status, scanToEnd, profile, profileUntil };
+  return { post, status, overview, scanToEnd, profile, profileUntil };
 }
 
 const serialsAt = (list: Info[], serial: string) => list.filter((d) => d.serial === serial);
@@ -157,16 +167,20 @@ describe('a site LAN: only printers listed, renumbered printers followed, print 
   it('the scan status counts the Linux server among the hosts that are not printers, and says why', async () => {
     const st = await api.status();
     assert.ok((st.not_printers ?? 0) >= 1, JSON.stringify(st));
-    const mine = (st.not_printer_hosts ?? []).find((h) => (h.ip ?? h.address) === server.address);
-    assert.ok(mine, `the snmpd host in not_printer_hosts: ${JSON.stringify(st)}`);
-    assert.equal(typeof mine.why, 'string');
-    assert.ok(mine.why!.length > 0);
+    const o = await api.overview();
+    assert.equal(o.scan?.not_printers, st.not_printers);
+    const mine = o.not_printer_hosts.find((h) => h.ip === server.address);
+    assert.ok(mine, `the snmpd host in not_printer_hosts: ${JSON.stringify(o)}`);
+    assert.match(mine.why, /no Printer-MIB/, 'why: it answers SNMP but shows nothing of a printer');
+    const web80 = o.not_printer_hosts.find((h) => h.ip === web.address);
+    assert.ok(web80, `the port-80 host in not_printer_hosts: ${JSON.stringify(o)}`);
+    assert.match(web80.why, /tcp 80 open/);
   });
 
   it('the CUPS queue is a print queue of the scan status, matched to its printer, and no device record', async () => {
-    const st = await api.status();
-    const q = (st.print_queues ?? []).find((p) => p.server === cups.address && p.queue === QUEUE);
-    assert.ok(q, `print_queues: ${JSON.stringify(st.print_queues)}`);
+    const o = await api.overview();
+    const q = o.print_queues.find((p) => p.server === cups.address && p.queue === QUEUE);
+    assert.ok(q, `print_queues: ${JSON.stringify(o.print_queues)}`);
     assert.equal(q.printer_serial, serialA, "the queue's device-uri names printer A's address");
     const list = await discovered();
     assert.equal(list.filter((d) => d.ip === cups.address).length, 0);

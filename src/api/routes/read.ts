@@ -72,7 +72,8 @@ export function register(app: App, ctx: AgentContext): void {
         } catch {
           latest = undefined; // metric lookup errors are ignored (contract 4.1)
         }
-        return printerInfoOf(d, latest);
+        const info = printerInfoOf(d, latest);
+        return d.is_saved ? { ...info, is_saved: true } : info;
       }),
     );
   });
