@@ -187,6 +187,8 @@ for (const tag of doc.tags) {
   const ops = operations.filter((o) => o.op.tags?.[0] === tag.name);
   if (!ops.length) continue;
   md += `\n## ${tag.description.replace(/\.$/, '')}\n`;
+  // A tag's rules that hold across its operations (x-text: Markdown).
+  if (tag['x-text']) md += `\n${tag['x-text'].trim()}\n`;
   for (const { path, method, op, guarded } of ops) {
     md += operationText(method, path, op) + (examples.get(`${method} ${path}`) ?? '');
     if (guarded.length) {

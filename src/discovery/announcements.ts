@@ -98,15 +98,24 @@ export class Announcements {
     }
   }
 
-  /** One queue a print server announced, read for what it prints to (its TXT alone when IPP fails). */
+  /**
+   * One queue a print server announced, read for what it prints to. Its TXT alone says it is a
+   * queue, not where it prints: a busy server is asked again (twice, a few seconds apart), since
+   * the server does not announce the queue again unless it changes.
+   */
   private async readQueue(server: string, i: NonNullable<AnnouncedPrinter['instances']>[number], fromTxt: PrintQueue, by: string): Promise<void> {
     const s = this.ctx.deps.settings.get();
-    const state = await readNetworkPrinter(
-      { address: server, port: i.port, resource: i.resource, tls: i.tls },
-      { timeoutMs: Math.max(2000, s.discovery.snmp_timeout_ms), allowedRanges: s.discovery.allowed_ranges, signal: this.ctx.signal },
-    ).catch(() => undefined);
-    if (this.ctx.stopped) return;
-    this.queueSeen(server, (state && printQueueOf({ txt: i.txt, attributes: state, resource: i.resource })) || fromTxt, by);
+    for (const waitMs of [0, 2000, 5000]) {
+      if (waitMs) await new Promise((r) => setTimeout(r, waitMs).unref());
+      if (this.ctx.stopped) return;
+      const state = await readNetworkPrinter(
+        { address: server, port: i.port, resource: i.resource, tls: i.tls },
+        { timeoutMs: Math.max(2000, s.discovery.snmp_timeout_ms), allowedRanges: s.discovery.allowed_ranges, signal: this.ctx.signal },
+      ).catch(() => undefined);
+      const q = state && printQueueOf({ txt: i.txt, attributes: state, resource: i.resource });
+      if (q) return void this.queueSeen(server, q, by);
+      if (waitMs === 0) this.queueSeen(server, fromTxt, by); // listed meanwhile from its TXT
+    }
   }
 
   /** A print queue seen at `server`: listed as a queue (linked to its printer when it can be), never stored as a printer. */

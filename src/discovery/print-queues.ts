@@ -31,8 +31,11 @@ export class PrintQueues {
     const key = `${server}\n${q.queue}`;
     const before = this.byKey.get(key);
     const at = formatTime(now);
+    // What an earlier, fuller sighting learned (its device-uri from IPP) is not lost to a TXT-only one.
+    const known = Object.fromEntries(Object.entries(q).filter(([, v]) => v !== undefined)) as unknown as PrintQueue;
     const entry: QueueEntry = {
-      ...q,
+      ...before,
+      ...known,
       server,
       found_by: before && before.found_by !== foundBy ? [...new Set([...before.found_by.split(', '), foundBy])].sort().join(', ') : foundBy,
       first_seen_at: before?.first_seen_at ?? at,
