@@ -14,17 +14,18 @@ import { printQueueOf, type PrintQueue } from '../ipp/print-queue.js';
 import { announcedBy, combineObservations, ippMetrics, ippObservation, type Announcement } from '../ipp/observation.js';
 import type { Observation } from './merge.js';
 import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
+import { OFFLINE } from './status-lines.js';
 
 /** The status line of a printer whose last mDNS service said goodbye. */
-export const SAID_GOODBYE = 'offline: said goodbye on mDNS';
+export const SAID_GOODBYE = `${OFFLINE}said goodbye on mDNS`;
 /** How an announced printer went: it said goodbye (mDNS TTL 0, a Bye), or its announcement expired unanswered. */
 export type GoneWhy = 'goodbye' | 'expired';
 const METHOD_NAME: Record<AnnounceMethod, string> = { mdns: 'mDNS', wsd: 'WS-Discovery', ssdp: 'SSDP' };
 /** The status line of a printer that said goodbye by the given method, or whose announcement expired. */
 export function saidGoodbye(method: AnnounceMethod = 'mdns', why: GoneWhy = 'goodbye'): string {
-  return why === 'goodbye' ? `offline: said goodbye on ${METHOD_NAME[method]}` : `offline: no longer announced on ${METHOD_NAME[method]} (its announcement expired unanswered)`;
+  return why === 'goodbye' ? `${OFFLINE}said goodbye on ${METHOD_NAME[method]}` : `${OFFLINE}no longer announced on ${METHOD_NAME[method]} (its announcement expired unanswered)`;
 }
-const isGoodbyeLine = (m: string) => m.startsWith('offline: said goodbye on ') || m.startsWith('offline: no longer announced on ');
+const isGoodbyeLine = (m: string) => m.startsWith(OFFLINE);
 
 /**
  * Why an announced address may not be contacted, or undefined when it may: it must be on one of

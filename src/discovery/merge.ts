@@ -4,6 +4,7 @@ import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device
 import { withTrustNotes } from './move-check.js';
 import { isProbeReason } from './port-probe.js';
 import { formatTime } from '../model/time.js';
+import { NOT_ANSWERING } from './status-lines.js';
 
 /** What discovery learned about one printer, already in contract field names. */
 export interface Observation {
@@ -93,8 +94,6 @@ function withEarlierPorts(info: Device['printer_info'], before: NonNullable<Devi
   };
 }
 
-/** The status line of a printer that stopped answering polls (the first of its lines). */
-export const NOT_ANSWERING = 'not answering since';
 
 /**
  * Marks a device that did not answer a poll, without deleting anything: "not answering since

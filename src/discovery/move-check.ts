@@ -22,6 +22,7 @@ import type { Device } from '../model/device.js';
 import type { SecurityLevel } from '../snmp/client.js';
 import { formatTime } from '../model/time.js';
 import { normalMac } from './neighbours.js';
+import { isPresenceLine } from './status-lines.js';
 
 export type Check = 'match' | 'differs' | 'unknown';
 
@@ -175,6 +176,17 @@ export function withRawData(d: Device, change: Record<string, unknown>): Device 
     else raw[k] = v;
   }
   return withTrustNotes({ ...d, raw_data: raw });
+}
+
+/**
+ * The record at its printer's new address: what was said about the old one goes (a pending move,
+ * a flagged counter, not answering, said goodbye), and `learned` (what the move's proof showed:
+ * the MAC seen there, the SNMPv3 engine) is remembered.
+ */
+export function atNewAddress(d: Device, ip: string, learned: Record<string, unknown> = {}): Device {
+  const status_messages = (d.status_messages ?? []).filter((m) => !isPresenceLine(m));
+  const printer_info = d.printer_info ? { ...d.printer_info, status_messages: (Array.isArray(d.printer_info.status_messages) ? (d.printer_info.status_messages as string[]) : []).filter((m) => !isPresenceLine(m)) } : d.printer_info;
+  return withRawData({ ...d, ip, status_messages, printer_info }, { pending_move: undefined, counter_flag: undefined, not_answering_since: undefined, mdns_goodbye_at: undefined, wsd_goodbye_at: undefined, ...learned });
 }
 
 /** What a trusted reading (at the record's own address, or a move made) teaches about the printer. */

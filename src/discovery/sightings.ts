@@ -11,13 +11,10 @@ import { parsePrinter } from '../snmp/parse/printer.js';
 import type { DiscoveryContext } from './context.js';
 import { flagIfCounterDown } from './counter-check.js';
 import { mergeObservation, type Observation } from './merge.js';
-import { judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type Fingerprint } from './move-check.js';
+import { atNewAddress, judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type Fingerprint } from './move-check.js';
 import { readIppDevice, sameIppPrinter, withIppTarget, type AnnouncedRead } from './announced.js';
 import { toObservation } from './snmp-observation.js';
 import { ReadingsKeptError } from './store-readings.js';
-
-/** What a record loses when it follows its printer: the marks that were about the old address. */
-const STALE_AT_OLD_ADDRESS = { pending_move: undefined, counter_flag: undefined, not_answering_since: undefined } as const;
 
 export class Sightings {
   constructor(private readonly ctx: DiscoveryContext) {}
@@ -65,8 +62,8 @@ export class Sightings {
     const answers = savedAnswers ?? (await this.savedAddressAnswers(existing));
     return this.decide(existing.serial, fp, answers, (current) => {
       const snapshot = { serial: current.serial, ts: o.now, ...parsePrinter(host.values, host.address, new Date(o.now)).metrics };
-      const moved = this.trusted(mergeObservation(withRawData(current, STALE_AT_OLD_ADDRESS), { ...o, ip: host.address }), host);
-      return { device: { ...moved, ip: host.address }, snapshot, existed: true, fromIp: current.ip };
+      const moved = this.trusted(mergeObservation(atNewAddress(current, host.address), { ...o, ip: host.address }), host);
+      return { device: moved, snapshot, existed: true, fromIp: current.ip };
     }, forRound);
   }
 
@@ -77,8 +74,8 @@ export class Sightings {
     const fp: Fingerprint = { ip: o.ip, ...(mac ? { neighbour_mac: mac } : {}), snmp: 'ipp', ...identityOf(o) };
     const answers = await this.savedAddressAnswers(existing);
     await this.decide(existing.serial, fp, answers, (current) => {
-      const merged = mergeObservation(withRawData(current, STALE_AT_OLD_ADDRESS), { ...o, serial: current.serial, printerInfo: { ...o.printerInfo, serial: current.serial } });
-      const device = rememberIdentity(withIppTarget({ ...merged, ip: o.ip }, read.ipp), { neighbour_mac: mac });
+      const merged = mergeObservation(atNewAddress(current, o.ip), { ...o, serial: current.serial, printerInfo: { ...o.printerInfo, serial: current.serial } });
+      const device = rememberIdentity(withIppTarget(merged, read.ipp), { neighbour_mac: mac });
       return { device, snapshot: { serial: current.serial, ts: o.now, ...read.metrics }, existed: true, fromIp: current.ip };
     });
   }

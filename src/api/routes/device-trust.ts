@@ -7,7 +7,7 @@ import type { AgentContext } from '../context.js';
 import { readJsonBody, requireString } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { deviceJson } from '../views.js';
-import { counterFlagOf, pendingMoveOf, withRawData } from '../../discovery/move-check.js';
+import { atNewAddress, counterFlagOf, pendingMoveOf, withRawData } from '../../discovery/move-check.js';
 import { normalMac } from '../../discovery/neighbours.js';
 
 export function register(app: App, ctx: AgentContext): void {
@@ -27,13 +27,10 @@ export function register(app: App, ctx: AgentContext): void {
     if (!pending) return sendText(res, 409, `device ${serial} has no pending move`);
     if (pending.ip !== ip) return sendText(res, 409, `device ${serial}'s pending move is to ${pending.ip}, not ${ip}`);
     const mac = normalMac(pending.neighbour_mac);
-    const moved = withRawData(
-      { ...device, ip: pending.ip },
-      { pending_move: undefined, ...(mac ? { neighbour_mac: mac } : {}), ...(pending.engine_id ? { snmp_engine_id: pending.engine_id } : {}) },
-    );
+    const moved = atNewAddress(device, pending.ip, { ...(mac ? { neighbour_mac: mac } : {}), ...(pending.engine_id ? { snmp_engine_id: pending.engine_id } : {}) });
     devices.put(moved);
-    log.warn({ serial, from: device.ip, to: pending.ip, checks: pending.checks }, 'printer move confirmed by a person');
-    events.emit('device_change', { serial, change: 'updated' });
+    log.warn({ serial, from: device.ip, to: pending.ip, checks: pending.checks }, `printer move from ${device.ip} to ${pending.ip} confirmed by a person`);
+    events.emit('device_change', { serial, change: 'updated', moved: { from: device.ip, to: pending.ip } });
     sendJson(res, 200, deviceJson(devices.get(serial)!));
   });
 
