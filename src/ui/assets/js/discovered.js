@@ -1,10 +1,13 @@
 // @ts-check
-// Discovered (#/discovered): printers found and not saved; Scan now, Save, Save all, Hide.
+// Discovered (#/discovered): printers found and not saved (and saved ones whose identity answered
+// from another address: a move a person confirms); Scan now, Save, Save all, Hide, Confirm move;
+// whether each answers; then what discovery heard that is not a printer: print servers' queues and
+// the other hosts that answered (GET /discover/status).
 import { get, post } from './api.js';
-import { errorText, fmtInt, h } from './dom.js';
+import { errorText, fmtInt, h, localTime } from './dom.js';
 import { onEvent } from './live.js';
-import { detection, foundBy, meters, supplyBars, webLink } from './printer-parts.js';
-import { latestScan, noteScan, scanText } from './status.js';
+import { detection, foundBy, liveness, meters, methodsText, supplyBars, webLink } from './printer-parts.js';
+import { latestScan, mdnsWarnings, noteScan, notPrintersText, scanText } from './status.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas} S */
@@ -15,7 +18,10 @@ import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.j
 /** @param {S['PrinterInfo']} p @returns {p is Found} */
 const hasSerial = (p) => !!p.serial;
 
-const COLUMNS = ['Printer', 'Address', 'How it was found', 'Meter', 'Supplies', ''];
+const COLUMNS = ['Printer', 'Address', 'Status', 'How it was found', 'Meter', 'Supplies', ''];
+const QUEUE_COLUMNS = ['Server', 'Queue', 'Prints to', 'Found by', 'Last seen'];
+/** @type {Record<string, string>} */
+const SERVER_KIND = { cups: 'CUPS', windows: 'Windows', other: 'print server' };
 
 export async function discoveredView() {
   setTitle('Discovered');
@@ -25,10 +31,55 @@ export async function discoveredView() {
   const scanBtn = h('button', { type: 'button', class: 'primary', id: 'scan', text: 'Scan now' });
   const saveAll = h('button', { type: 'button', id: 'save-all', text: 'Save all' });
   const note = h('div', { id: 'scan-note' });
+  const warnings = h('div', { id: 'discovery-warnings' });
+  const queues = h('table', { id: 'print-queues', class: 'cards' });
+  const queuesSection = h('section', { id: 'queues-section', 'aria-labelledby': 'queues-h', hidden: true },
+    h('h2', { id: 'queues-h', text: 'Print queues on print servers' }),
+    h('p', { class: 'muted', text: 'A print server shares these queues; they are not printers, and they are not saved. '
+      + 'Where a queue names a known printer, it is linked.' }),
+    queues);
+  const othersSummary = h('summary', { id: 'other-hosts-count' });
+  const others = h('table', { id: 'other-hosts', class: 'cards' });
+  const othersSection = h('section', { id: 'others-section', 'aria-labelledby': 'others-h', hidden: true },
+    h('h2', { id: 'others-h', text: 'Other hosts that answered' }),
+    h('details', {}, othersSummary, others));
   view().replaceChildren(h('section', {}, h('h2', { text: 'Discovered printers' }),
     h('div', { class: 'toolbar' }, scanBtn, saveAll,
       h('a', { href: '#/settings', class: 'muted', text: 'Discovery settings' })),
-    note, scanState, msg, table));
+    note, warnings, scanState, msg, table), queuesSection, othersSection);
+
+  /** The status cell: answering or not, and a pending move with its Confirm. @param {Found} p @param {string} name */
+  function status(p, name) {
+    const live = liveness(p);
+    const move = p.pending_move;
+    return h('td', { class: 'status', 'data-label': 'Status' },
+      h('span', { class: 'state' + (live.warn ? ' warn' : ''), 'data-state': live.state, text: live.text }),
+      live.detail ? h('div', { class: 'muted', text: live.detail }) : null,
+      move ? h('div', { class: 'move', 'data-move': p.serial },
+        h('span', { class: 'state warn', text: 'Move pending: seen at ' + move.ip }),
+        h('div', { class: 'muted', text: move.reason + ' (seen ' + localTime(move.seen_at) + ')' }),
+        h('button', {
+          type: 'button', 'data-confirm-move': p.serial, 'aria-label': 'Confirm move of ' + name + ' to ' + move.ip,
+          text: 'Confirm move',
+          onclick: (/** @type {MouseEvent} */ e) =>
+            act(e, () => post('/devices/confirm-move', { serial: p.serial, ip: move.ip })),
+        })) : null);
+  }
+  /** @param {Found} p */
+  function actions(p, /** @type {string} */ name) {
+    // A saved printer is listed only for its pending move: nothing to save or hide here.
+    if (p.is_saved) return h('td', {}, h('span', { class: 'badge', 'data-saved': p.serial, text: 'Saved' }));
+    return h('td', {}, h('div', { class: 'toolbar' },
+      h('button', {
+        type: 'button', class: 'primary', 'data-save': p.serial, 'aria-label': 'Save ' + name, text: 'Save',
+        onclick: (/** @type {MouseEvent} */ e) => act(e, () => post('/devices/save', { serial: p.serial })),
+      }),
+      h('button', {
+        type: 'button', 'data-hide': p.serial, 'aria-label': 'Hide ' + name, text: 'Hide',
+        onclick: (/** @type {MouseEvent} */ e) =>
+          act(e, () => post('/devices/update', { serial: p.serial, visible: false })),
+      })));
+  }
   /** @param {Found} p */
   function row(p) {
     const name = p.model || p.serial;
@@ -39,34 +90,63 @@ export async function discoveredView() {
       h('td', { 'data-label': 'Address' }, p.ip,
         h('div', { class: 'muted', text: [p.hostname, p.location].filter(Boolean).join(' · ') }),
         p.web_ui_url ? h('div', {}, webLink(p.web_ui_url)) : null),
-      h('td', { 'data-label': 'How it was found' }, h('span', { class: 'found-by', text: foundBy(p) }),
+      status(p, name),
+      h('td', { class: 'how', 'data-label': 'How it was found' }, h('span', { class: 'found-by', text: foundBy(p) }),
         how ? h('div', { class: 'muted', text: how }) : null),
       h('td', { class: 'num', 'data-label': 'Meter', text: fmtInt(meters(p).total) }),
       h('td', { 'data-label': 'Supplies' }, supplyBars(p.toner_levels)),
-      h('td', {}, h('div', { class: 'toolbar' },
-        h('button', {
-          type: 'button', class: 'primary', 'data-save': p.serial, 'aria-label': 'Save ' + name, text: 'Save',
-          onclick: (/** @type {MouseEvent} */ e) => act(e, () => post('/devices/save', { serial: p.serial })),
-        }),
-        h('button', {
-          type: 'button', 'data-hide': p.serial, 'aria-label': 'Hide ' + name, text: 'Hide',
-          onclick: (/** @type {MouseEvent} */ e) =>
-            act(e, () => post('/devices/update', { serial: p.serial, visible: false })),
-        }))));
+      actions(p, name));
+  }
+  /**
+   * A print queue; what it prints to is the linked printer (named from this list when it is here,
+   * no request a row) or its device URI.
+   * @param {S['PrintQueue']} q @param {Map<string, Found>} bySerial
+   */
+  function queueRow(q, bySerial) {
+    const linked = q.printer_serial ? bySerial.get(q.printer_serial) : undefined;
+    const target = q.printer_serial
+      ? h('a', { href: '#/printer/' + encodeURIComponent(q.printer_serial),
+        text: linked?.model ? linked.model + ' (' + q.printer_serial + ')' : 'printer ' + q.printer_serial })
+      : h('span', { class: 'uri', text: q.device_uri || '–' });
+    return h('tr', { 'data-queue': q.server + ' ' + q.queue },
+      h('td', { 'data-label': 'Server' }, q.server, h('div', { class: 'muted', text: SERVER_KIND[q.server_kind] || q.server_kind })),
+      h('td', { 'data-label': 'Queue' }, h('b', { text: q.queue + (q.is_class ? ' (class)' : '') }),
+        q.make_and_model ? h('div', { class: 'muted', text: q.make_and_model }) : null),
+      h('td', { class: 'how', 'data-label': 'Prints to' }, target,
+        q.printer_serial && q.link ? h('div', { class: 'muted', text: q.link }) : null),
+      h('td', { 'data-label': 'Found by' }, methodsText(q.found_by), h('div', { class: 'muted', text: q.why })),
+      h('td', { 'data-label': 'Last seen', text: localTime(q.seen_at) }));
+  }
+  /** @param {S['DiscoveryOverview']} o @param {Map<string, Found>} bySerial */
+  function showOverview(o, bySerial) {
+    warnings.replaceChildren(...mdnsWarnings(o.mdns).map((t) => h('p', { class: 'warning', role: 'note', text: t })));
+    queuesSection.hidden = !o.print_queues.length;
+    queues.replaceChildren(...(o.print_queues.length ? [
+      h('thead', {}, h('tr', {}, QUEUE_COLUMNS.map((t) => h('th', { scope: 'col', text: t })))),
+      h('tbody', {}, o.print_queues.map((q) => queueRow(q, bySerial)))] : []));
+    const hosts = o.not_printer_hosts;
+    othersSection.hidden = !hosts.length;
+    othersSummary.textContent = notPrintersText(o.scan?.not_printers ?? hosts.length, hosts.length);
+    others.replaceChildren(...(hosts.length ? [
+      h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: 'Address' }), h('th', { scope: 'col', text: 'Why it is not a printer' }))),
+      h('tbody', {}, hosts.map((x) => h('tr', { 'data-host': x.ip },
+        h('td', { 'data-label': 'Address', text: x.ip }), h('td', { class: 'how', 'data-label': 'Why it is not a printer', text: x.why }))))] : []));
   }
   async function load() {
-    const [all, s, scan] = await Promise.all([get('/devices/discovered'), get('/settings'), get('/discover')]);
+    // GET /discover/status carries the scan's state too: three requests whatever the list's length.
+    const [all, s, overview] = await Promise.all([get('/devices/discovered'), get('/settings'), get('/discover/status')]);
     const found = all.filter(hasSerial);
-    scanState.textContent = scanText(noteScan(scan));
+    scanState.textContent = scanText(noteScan(overview.scan));
     const d = s.discovery;
     const nothing = !d.subnet_scan && !(d.manual_ranges && d.ranges_text.trim());
     note.replaceChildren(nothing
       ? h('p', { class: 'empty', id: 'no-ranges' }, 'No ranges enabled: turn on subnet scan or add a range in ',
         h('a', { href: '#/settings', text: 'Settings' }), ', then scan.')
       : '');
-    saveAll.disabled = !found.length;
+    saveAll.disabled = !found.some((p) => !p.is_saved);
+    showOverview(overview, new Map(found.map((p) => [p.serial, p])));
     if (!found.length) {
-      table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: 6 }, nothing
+      table.replaceChildren(h('tbody', {}, h('tr', {}, h('td', { class: 'empty', colspan: COLUMNS.length }, nothing
         ? 'Nothing discovered yet.'
         : 'No new printers: every printer found is saved or hidden. Press Scan now to look again.'))));
       return;

@@ -1,7 +1,7 @@
 // @ts-check
-// What the printer pages share: counters, supply bars and forecasts, status badges, how a printer
-// was found, and its web page's link.
-import { fmtInt, h } from './dom.js';
+// What the printer pages share: counters, supply bars and forecasts, status badges, whether a
+// printer answers, how it was found, and its web page's link.
+import { fmtInt, h, localTime } from './dom.js';
 
 /** @typedef {import('./types').Schemas} S */
 /** @typedef {{ page_count?: number, mono_pages?: number, color_pages?: number, mono_impressions?: number,
@@ -85,6 +85,9 @@ const METHOD_WORDS = {
 };
 /** @param {unknown} m */
 const methodWord = (m) => METHOD_WORDS[String(m).toLowerCase().replace(/-/g, '_')];
+/** Methods as the agent joins them ("mdns, port_probe"), in plain words. @param {string | null | undefined} list */
+export const methodsText = (list) =>
+  [...new Set(String(list || '').split(/,\s*/).filter(Boolean).map((m) => methodWord(m) || m))].join(', ');
 
 /**
  * @typedef {{ device_type?: string, is_usb?: boolean, discovery_methods?: string[], learned_oids?: object,
@@ -104,6 +107,32 @@ export function detection(p) {
     const m = /^([A-Za-z_-]+):\s*(.*)$/.exec(String(r));
     return m && methodWord(m[1]) ? methodWord(m[1]) + ': ' + m[2] : String(r);
   }))].join('; ');
+}
+
+// Whether a listed printer answers, from the record's own fields and status lines (src/discovery:
+// merge.ts "not answering since <time>: <why>", announced.ts "offline: said goodbye on <method>" and
+// "offline: no longer announced on <method> (...)"). `warn` is false for the normal state.
+/** @typedef {{ last_seen?: string, not_answering_since?: string, status_messages?: string[] }} Liveness */
+const GOODBYE = /^offline: said goodbye on (\S+)/;
+const EXPIRED = /^offline: no longer announced on (\S+)/;
+/** @param {Liveness} p @returns {{ state: string, text: string, detail: string, warn: boolean }} */
+export function liveness(p) {
+  const lines = p.status_messages || [];
+  const seen = p.last_seen ? 'last seen ' + localTime(p.last_seen) : '';
+  if (p.not_answering_since) {
+    const line = lines.find((m) => m.startsWith('not answering since '));
+    const why = line && line.indexOf(': ') > 0 ? line.slice(line.indexOf(': ') + 2) : '';
+    return { state: 'not-answering', text: 'Not answering since ' + localTime(p.not_answering_since), detail: why, warn: true };
+  }
+  for (const m of lines) {
+    const bye = GOODBYE.exec(m);
+    if (bye) return { state: 'said-goodbye', text: 'Said goodbye', detail: ['on ' + bye[1], seen].filter(Boolean).join(', '), warn: true };
+    const gone = EXPIRED.exec(m);
+    if (gone) {
+      return { state: 'no-longer-announced', text: 'No longer announced', detail: ['on ' + gone[1] + ', its announcement expired unanswered', seen].filter(Boolean).join('; '), warn: true };
+    }
+  }
+  return { state: 'answering', text: 'Answering', detail: seen, warn: false };
 }
 
 // The printer's web page comes from the LAN (printer-more-info, an mDNS adminurl): only an http or

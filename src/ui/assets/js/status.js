@@ -1,5 +1,6 @@
 // @ts-check
-// What the header says besides the pages: the data card's banner and the scan line.
+// What the header says besides the pages: the data card's banner and the scan line; and what the
+// Discovered page says of discovery beyond its printers (hosts that are not printers, mDNS errors).
 import { $ } from './dom.js';
 import { onEvent } from './live.js';
 
@@ -38,6 +39,7 @@ export function scanText(d) {
   } else if (d.found === 0) {
     t += ' in ' + d.total + ' addresses (check the ranges and SNMP communities in Settings)';
   }
+  if (d.not_printers) t += '; ' + d.not_printers + (d.not_printers === 1 ? ' other host' : ' other hosts') + ' answered';
   return t;
 }
 
@@ -62,4 +64,22 @@ export function watchStatus() {
     if (name === 'discovery_update') noteScan(d);
     if (name === 'storage_status') showStorage(d);
   });
+}
+
+/**
+ * The summary of the hosts a scan heard that are not printers: the count is the scan's, the list
+ * holds at most 256 of them.
+ * @param {number} count @param {number} listed
+ */
+export function notPrintersText(count, listed) {
+  const n = Math.max(count, listed);
+  let t = n + (n === 1 ? ' host answered and is not a printer' : ' hosts answered and are not printers');
+  if (listed < n) t += ' (the first ' + listed + ' shown)';
+  return t;
+}
+
+/** A line for each mDNS interface that failed (it cannot hear or ask announcements there). @param {S['DiscoveryOverview']['mdns']} mdns */
+export function mdnsWarnings(mdns) {
+  return (mdns?.interfaces || []).filter((i) => i.error)
+    .map((i) => 'mDNS is not working on ' + i.name + (i.address ? ' (' + i.address + ')' : '') + ': ' + i.error);
 }
