@@ -1,27 +1,31 @@
-// Polling and automatic discovery on a schedule (node-cron). A minute tick compares the time since
-// the last run with the current settings, so a changed interval applies at once without
-// rescheduling, and a round still running is never started twice (noOverlap).
+// Polling and automatic discovery on a schedule. A minute tick (node-cron, on the wall clock's
+// minutes) asks each DueTimes (loop/due-times.ts) whether its run is due: the next run is planned
+// one interval after the previous one was due, so an interval of N minutes gives readings N minutes
+// apart whatever the timers' drift or a round's length. The current settings are read at each
+// tick, so a changed interval applies at once, and a round still running is never started twice
+// (noOverlap).
 import { readFileSync } from 'node:fs';
 import cron from 'node-cron';
 import type { Logger } from '../log/logger.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from './service.js';
 import { releaseHeapMemory } from '../loop/release-memory.js';
+import { DueTimes } from '../loop/due-times.js';
 
 export function startDiscoverySchedule(discovery: DiscoveryService, settings: SettingsStore, log: Logger, now: () => number): () => void {
-  let lastPoll = now();
-  let lastScan = -Infinity; // automatic discovery (when on) runs at start-up, then on its interval
+  const polls = new DueTimes();
+  const scans = new DueTimes();
+  const s0 = settings.get();
+  polls.start(now(), s0.collection.interval_minutes * 60_000);
   const task = cron.schedule(
     '* * * * *',
     async () => {
       const s = settings.get();
       const t = now();
-      if (s.discovery.auto_discover && t - lastScan >= s.discovery.auto_discover_interval_minutes * 60_000) {
-        lastScan = t;
-        discovery.start();
-      }
-      if (t - lastPoll >= s.collection.interval_minutes * 60_000) {
-        lastPoll = t;
+      const scanMs = s.discovery.auto_discover_interval_minutes * 60_000;
+      if (s.discovery.auto_discover && scans.dueAt === undefined) scans.start(t, scanMs); // switched on since
+      if (s.discovery.auto_discover && scans.take(t, scanMs)) discovery.start();
+      if (polls.take(t, s.collection.interval_minutes * 60_000)) {
         try {
           await runPollingRound(discovery, s.collection.interval_minutes, log, now);
         } catch (err) {
@@ -33,8 +37,9 @@ export function startDiscoverySchedule(discovery: DiscoveryService, settings: Se
   );
   // Passive listening (mDNS) follows its setting from now on; discovery.stop() ends it.
   discovery.listen();
-  if (settings.get().discovery.auto_discover) {
-    lastScan = now();
+  // Automatic discovery (when on) runs at start-up, then on its interval.
+  if (s0.discovery.auto_discover) {
+    scans.start(now(), s0.discovery.auto_discover_interval_minutes * 60_000);
     discovery.start();
   }
   return () => void task.stop();
@@ -56,8 +61,9 @@ export interface RoundReport {
  * Runs one scheduled polling round and reports it: its duration, CPU and bytes written (the
  * per-printer cost of a large site is these over its snapshots), and, when it took longer than
  * the interval, a warning. A late round is never overlapped by the next (the tick waits for it,
- * noOverlap above): the next round starts at the first minute tick after it has ended, so the
- * printers are read less often than the interval says, and the log says so instead of hiding it.
+ * noOverlap above): the next round starts at the first minute tick after it has ended (the runs
+ * it missed are not made up), so the printers are read less often than the interval says, and
+ * the log says so instead of hiding it.
  */
 export async function runPollingRound(
   discovery: Pick<DiscoveryService, 'collectSaved' | 'stopped'>,
