@@ -15,6 +15,7 @@
 //                                            opts.announce false: ippeveprinter with DNS-SD off (`-r off`) and an Avahi
 //                                            that publishes nothing and is on no LAN interface (ippeveprinter refuses to
 //                                            start without a DNS-SD daemon): a printer that answers IPP, announces nothing.
+//                                            opts.verbose: ippeveprinter -v, its log of each request in host.log.out.
 //   lan.stopPrinter(host)                 -> SIGTERM to ippeveprinter and Avahi (Avahi sends its goodbyes), others killed.
 //   lan.destroy()                         -> every process in the namespaces killed, namespaces deleted (also on exit).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -41,6 +42,8 @@ export interface PrinterOptions {
   location?: string;
   startTimeoutMs?: number;
   announce?: boolean;
+  /** ippeveprinter -v: each request it answers is in host.log.out (what a test counts reads with). */
+  verbose?: boolean;
 }
 
 export interface PrinterLanOptions {
@@ -161,7 +164,7 @@ export function createPrinterLan(lanOpts: PrinterLanOptions = {}): PrinterLan {
         // ippeveprinter refuses to start until Avahi answers on D-Bus.
         'for i in $(seq 1 100); do avahi-daemon -c && break; sleep 0.1; done',
         `mkdir -p ${spool}`,
-        `exec ippeveprinter ${announce ? '' : '-r off'} -M "$MAKE" -m "$MODEL" ${opts.location ? '-l "$LOCATION"' : ''} -n ${h.name}.local -p 631 -d ${spool} "$QUEUE"`,
+        `exec ippeveprinter ${announce ? '' : '-r off'} ${opts.verbose ? '-v' : ''} -M "$MAKE" -m "$MODEL" ${opts.location ? '-l "$LOCATION"' : ''} -n ${h.name}.local -p 631 -d ${spool} "$QUEUE"`,
       ].join('\n');
       const child = spawn('ip', ['netns', 'exec', h.ns, 'unshare', '-m', '--propagation', 'private', 'sh', '-c', script], {
         stdio: ['ignore', 'pipe', 'pipe'],
