@@ -131,7 +131,7 @@ describe('announcements within limits: a flood, a power cut, short-lived records
     const m = /^not answering since (\S+?): /.exec(first);
     assert.ok(m, `status_messages[0]: ${JSON.stringify(p.device.status_messages)}`);
     assert.match(m[1], RFC3339);
-    assert.ok(!(p.device.status_messages ?? []).some((s) => s.includes('goodbye')), `not said goodbye: ${JSON.stringify(p.device.status_messages)}`);
+    assert.ok(!(p.device.status_messages ?? []).some((s) => s.includes('goodbye')), `not said goodbye: ${JSON.stringify(p.device.status_messages)}\n--- agent's goodbye lines ---\n${agent.stdout().split('\n').filter((l) => /goodbye|expired/.test(l)).join('\n')}`);
     assert.equal(p.device.raw_data?.mdns_goodbye_at, undefined);
     /** The printer's PrinterInfo: /devices/list's entry carries it as printer_info, /devices/discovered's is one. */
     const listed = async (path: string) => {
