@@ -15,6 +15,9 @@
 //                                            opts.announce false: ippeveprinter with DNS-SD off (`-r off`) and an Avahi
 //                                            that publishes nothing and is on no LAN interface (ippeveprinter refuses to
 //                                            start without a DNS-SD daemon): a printer that answers IPP, announces nothing.
+//                                            opts.verbose: ippeveprinter -v, its log of each request in host.log.out.
+//   killNamespace(ns, signal)             -> every process in the namespace sent `signal`; SIGKILL is a power cut (all
+//                                            SIGSTOPped first, so none sends anything when another dies).
 //   lan.stopPrinter(host)                 -> SIGTERM to ippeveprinter and Avahi (Avahi sends its goodbyes), others killed.
 //   lan.destroy()                         -> every process in the namespaces killed, namespaces deleted (also on exit).
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -41,6 +44,8 @@ export interface PrinterOptions {
   location?: string;
   startTimeoutMs?: number;
   announce?: boolean;
+  /** ippeveprinter -v: each request it answers is in host.log.out (what a test counts reads with). */
+  verbose?: boolean;
 }
 
 export interface PrinterLanOptions {
@@ -87,13 +92,21 @@ process.on('exit', () => {
 });
 
 export function killNamespace(ns: string, signal: NodeJS.Signals = 'SIGKILL'): void {
-  for (const pid of ip('netns', 'pids', ns).out.split('\n').filter(Boolean)) {
-    try {
-      process.kill(Number(pid), signal);
-    } catch {
-      /* gone already */
+  const pids = ip('netns', 'pids', ns).out.split('\n').filter(Boolean).map(Number);
+  const send = (sig: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        /* gone already */
+      }
     }
-  }
+  };
+  // A power cut stops everything at once. Killed one by one, Avahi outlived ippeveprinter by a few
+  // microseconds, saw its D-Bus client gone and sent goodbyes for its services: stopped first, no
+  // process can act on another's death.
+  if (signal === 'SIGKILL') send('SIGSTOP');
+  send(signal);
 }
 
 /** Removes pbx-pb-/pbx-ph namespaces of test processes that no longer exist. */
@@ -161,7 +174,7 @@ export function createPrinterLan(lanOpts: PrinterLanOptions = {}): PrinterLan {
         // ippeveprinter refuses to start until Avahi answers on D-Bus.
         'for i in $(seq 1 100); do avahi-daemon -c && break; sleep 0.1; done',
         `mkdir -p ${spool}`,
-        `exec ippeveprinter ${announce ? '' : '-r off'} -M "$MAKE" -m "$MODEL" ${opts.location ? '-l "$LOCATION"' : ''} -n ${h.name}.local -p 631 -d ${spool} "$QUEUE"`,
+        `exec ippeveprinter ${announce ? '' : '-r off'} ${opts.verbose ? '-v' : ''} -M "$MAKE" -m "$MODEL" ${opts.location ? '-l "$LOCATION"' : ''} -n ${h.name}.local -p 631 -d ${spool} "$QUEUE"`,
       ].join('\n');
       const child = spawn('ip', ['netns', 'exec', h.ns, 'unshare', '-m', '--propagation', 'private', 'sh', '-c', script], {
         stdio: ['ignore', 'pipe', 'pipe'],

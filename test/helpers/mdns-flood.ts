@@ -1,0 +1,94 @@
+// TEST PEER (not PrintBox code): an mDNS announcement flood from one host, for the namespace LAN
+// (printer-lan.ts). Run inside a host namespace (beside that host's Avahi: both bind 5353 with
+// SO_REUSEADDR), it announces `count` different _ipp._tcp instance names spread evenly over
+// `overMs`, each one PTR + SRV + TXT + A, all pointing at `address` port 631 (rp=ipp/print): a host
+// cycling through names, or a misbehaving firmware, as the agent's announcement gate must survive.
+// Each instance is announced once; the peer exits when the last has been sent.
+//
+// API (test side):
+//   startMdnsFlood(host, { address, count, overMs }) -> once the first announcement is out:
+//     f.sent()     announcements sent so far;   f.done()  resolves when the last is sent (the peer exited);
+//     f.out()      what the peer printed;       f.kill()  ends it early.
+// Peer side: `ip netns exec <ns> node mdns-flood.js '<json>'`.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import makeMdns from 'multicast-dns';
+import type { Answer } from 'dns-packet';
+import type { PrinterHost } from './printer-lan.js';
+
+interface FloodOptions {
+  /** The host's own address: the socket sends from it. */
+  from: string;
+  /** The address every instance's A record gives. */
+  address: string;
+  count: number;
+  overMs: number;
+}
+
+export interface MdnsFlood {
+  sent(): number;
+  done(): Promise<void>;
+  out(): string;
+  kill(): Promise<void>;
+}
+
+const sentIn = (out: string) => out.split('\n').filter((l) => l.startsWith('announced')).length;
+
+export async function startMdnsFlood(h: PrinterHost, opts: { address: string; count: number; overMs: number }): Promise<MdnsFlood> {
+  const peer: FloodOptions = { from: h.address, address: opts.address, count: opts.count, overMs: opts.overMs };
+  const child: ChildProcess = spawn('ip', ['netns', 'exec', h.ns, process.execPath, fileURLToPath(import.meta.url), JSON.stringify(peer)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
+  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const deadline = Date.now() + 15_000;
+  while (sentIn(out) === 0) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`mDNS flood in ${h.ns} did not start:\n${out}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    sent: () => sentIn(out),
+    async done() {
+      await exited;
+      if (child.exitCode !== 0) throw new Error(`mDNS flood in ${h.ns} exited ${child.exitCode}:\n${out.slice(-2000)}`);
+    },
+    out: () => out,
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+// ---- the peer itself, inside the host's namespace ----
+
+function runFlood(o: FloodOptions): void {
+  const type = '_ipp._tcp.local';
+  const host = 'flood-host.local';
+  const records = (i: number): Answer[] => {
+    const name = `Flood ${i}.${type}`;
+    return [
+      { type: 'PTR', name: type, ttl: 4500, data: name },
+      { type: 'SRV', name, ttl: 120, flush: true, data: { target: host, port: 631, priority: 0, weight: 0 } },
+      { type: 'TXT', name, ttl: 4500, flush: true, data: ['txtvers=1', 'rp=ipp/print', `ty=Flood ${i}`] },
+      { type: 'A', name: host, ttl: 120, flush: true, data: o.address },
+    ];
+  };
+  const mdns = makeMdns({ interface: o.from, bind: '0.0.0.0', reuseAddr: true, loopback: false });
+  let i = 0;
+  const next = () => {
+    const n = i++;
+    mdns.respond({ answers: records(n) }, (err: Error | null) => {
+      console.log(err ? `send error ${err.message}` : `announced ${n}`);
+      if (n === o.count - 1) {
+        mdns.destroy();
+        setTimeout(() => process.exit(0), 50);
+      }
+    });
+    if (i < o.count) setTimeout(next, o.overMs / o.count);
+  };
+  mdns.on('ready', next);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) runFlood(JSON.parse(process.argv[2]!) as FloodOptions);
