@@ -116,7 +116,7 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
         } else if (isOpen && raw >= threshold + SUPPLY_CLEAR_MARGIN) ended.add(key('supply_low', supply));
       }
       // A supply the printer no longer reports (a colour unit removed) ends its alert.
-      for (const a of openOf('supply_low')) if (!(a.supply in facts.levels)) ended.add(key(a.kind, a.supply));
+      for (const a of openOf('supply_low')) if (!Object.hasOwn(facts.levels, a.supply)) ended.add(key(a.kind, a.supply));
     }
   }
 
@@ -131,7 +131,7 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
           holds.push({ kind: 'supply_empty_soon', supply, severity: 'warning', message: `${supply} forecast empty ${when}` });
         } else if (isOpen && (days === null || days > within + FORECAST_CLEAR_MARGIN_DAYS)) ended.add(key('supply_empty_soon', supply));
       }
-      for (const a of openOf('supply_empty_soon')) if (!(a.supply in facts.days_to_empty)) ended.add(key(a.kind, a.supply));
+      for (const a of openOf('supply_empty_soon')) if (!Object.hasOwn(facts.days_to_empty, a.supply)) ended.add(key(a.kind, a.supply));
     }
   }
 

@@ -153,7 +153,8 @@ export class AlertService {
     const { metrics, settings, now } = this.deps;
     const rules = settings.get().alerts;
     const levels = metrics.latestRaw(d.serial)?.toner_levels ?? {};
-    const days: Record<string, number | null> = {};
+    // Keyed by supply names a printer gave: no prototype for one of them to reach.
+    const days: Record<string, number | null> = Object.create(null) as Record<string, number | null>;
     // Fitting reads up to 90 days of history: only while the rule is on.
     if (rules.supply_empty_within_days > 0) {
       for (const f of readForecast(metrics, d.serial, now()).supplies) days[f.name] = f.days_to_empty;

@@ -22,6 +22,7 @@
 //   50/s per source dropped; what was dropped is counted.
 import type { Packet } from 'dns-packet';
 import type { AnnouncedPrinter } from './mdns.js';
+import { storableKey } from '../model/inherited-keys.js';
 import { parseIPv4 } from '../snmp/ranges.js';
 import { resourceOf } from '../ipp/client.js';
 
@@ -33,13 +34,15 @@ const MAX_TXT_VALUE = 255;
 
 /** TXT as a key/value object, bounded, keys in lower case (RFC 6763 6.4: keys are case-insensitive). */
 export function txtOf(raw: unknown): Record<string, string> {
+  // The keys are the announcer's: own-property tests, and a key the box could not restore from a
+  // backup (`constructor`, `__proto__`) renamed (`txt_constructor`), never dropped.
   const out: Record<string, string> = {};
   if (!raw || typeof raw !== 'object') return out;
   for (const [k, v] of Object.entries(raw as Record<string, unknown>).slice(0, MAX_TXT_KEYS)) {
     if (typeof v !== 'string' && !Buffer.isBuffer(v)) continue;
     const value = String(v).replace(/[\x00-\x1f\x7f]+/g, ' ').slice(0, MAX_TXT_VALUE);
-    const key = k.toLowerCase().slice(0, 32);
-    if (key && !(key in out)) out[key] = value;
+    const key = storableKey(k.toLowerCase().slice(0, 32), 'txt');
+    if (key && !Object.hasOwn(out, key)) out[key] = value;
   }
   return out;
 }
@@ -47,14 +50,14 @@ export function txtOf(raw: unknown): Record<string, string> {
 /** A TXT record's strings ("key=value"; a key alone is a flag with no value, left out), bounded. */
 function txtFromRdata(data: unknown): Record<string, string> {
   const parts = Array.isArray(data) ? data : [data];
-  const raw: Record<string, string> = {};
+  const raw = Object.create(null) as Record<string, string>;
   for (const p of parts.slice(0, MAX_TXT_KEYS * 2)) {
     if (!Buffer.isBuffer(p) && typeof p !== 'string') continue;
     const s = (Buffer.isBuffer(p) ? p : Buffer.from(p)).toString('utf8', 0, 512);
     const eq = s.indexOf('=');
     if (eq <= 0) continue;
     const key = s.slice(0, eq);
-    if (!(key.toLowerCase() in raw)) raw[key.toLowerCase()] = s.slice(eq + 1);
+    if (!Object.hasOwn(raw, key.toLowerCase())) raw[key.toLowerCase()] = s.slice(eq + 1);
   }
   return txtOf(raw);
 }
@@ -295,7 +298,7 @@ export class MdnsCache {
     const main = ipp ?? ipps ?? all[0]!;
     // The IPP service's TXT first: it carries what IPP Everywhere defines (rp, UUID, adminurl ...).
     const txt: Record<string, string> = {};
-    for (const i of [ipp, ipps, ...all]) if (i) for (const [k, v] of Object.entries(i.txt)) if (!(k in txt)) txt[k] = v;
+    for (const i of [ipp, ipps, ...all]) if (i) for (const [k, v] of Object.entries(i.txt)) if (!Object.hasOwn(txt, k)) txt[k] = v;
     const via = ipp ?? ipps;
     return {
       address,

@@ -28,7 +28,8 @@ export function parseSsdpAnswer(datagram: Buffer | string): SsdpAnswer | undefin
   if (Buffer.byteLength(datagram) > MAX_SSDP_DATAGRAM) return undefined;
   const lines = String(datagram).split('\r\n');
   if (!/^HTTP\/1\.[01] 200\b/.test(lines[0] ?? '')) return undefined;
-  const h: Record<string, string> = {};
+  // Header names are the sender's: none of them may find a prototype's property instead of its own.
+  const h = Object.create(null) as Record<string, string>;
   for (const line of lines.slice(1, 32)) {
     const i = line.indexOf(':');
     if (i > 0) h[line.slice(0, i).trim().toLowerCase()] ??= line.slice(i + 1).replace(/[\x00-\x1f\x7f]+/g, ' ').trim().slice(0, 512);

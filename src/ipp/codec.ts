@@ -150,6 +150,9 @@ function valueOf(tag: number, raw: Buffer): IppValue {
   return null; // dateTime, resolution, range: not used here
 }
 
+/** A collection's members by name: the printer names them, so no name reaches a prototype. */
+const newCollection = (): IppCollection => Object.create(null) as IppCollection;
+
 /** Decodes an IPP response; throws an Error naming the problem when it is not one. */
 export function decodeIppResponse(body: Buffer): IppResponse {
   const r = new Reader(body);
@@ -190,7 +193,7 @@ export function decodeIppResponse(body: Buffer): IppResponse {
       if (name) top.member = top.col[name] = [];
       if (!top.member) throw new Error('IPP reply: a collection value without a member name');
       if (tag === TAG.begCollection) {
-        const col: IppCollection = {};
+        const col = newCollection();
         top.member.push(col);
         stack.push({ col });
         if (stack.length > 8) throw new Error('IPP reply: collections nested too deep');
@@ -206,7 +209,7 @@ export function decodeIppResponse(body: Buffer): IppResponse {
     } else if (last) values = last;
     else throw new Error('IPP reply: an additional value before any attribute');
     if (tag === TAG.begCollection) {
-      const col: IppCollection = {};
+      const col = newCollection();
       values.push(col);
       stack.push({ col });
     } else values.push(valueOf(tag, raw));
@@ -241,7 +244,7 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
   });
   const member = (attr: string, k: string) => {
     const col = a.get(attr)?.[0];
-    const v = col && typeof col === 'object' ? col[k]?.[0] : undefined;
+    const v = col && typeof col === 'object' && Object.hasOwn(col, k) ? col[k]?.[0] : undefined;
     return typeof v === 'number' && v >= 0 ? v : undefined;
   };
   const IMPRESSIONS = 'printer-impressions-completed-col';

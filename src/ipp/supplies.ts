@@ -1,6 +1,7 @@
 // An IPP printer's supplies as the agent's supply keys (black, cyan, waste_toner, drum_black ...),
 // named by the same rule as SNMP readings (snmp/parse/supplies.ts supplyKey): USB and network
 // printers read over IPP, and SNMP printers, all say "cyan" for the same cartridge.
+import { ownValue } from '../model/inherited-keys.js';
 import { supplyKey } from '../snmp/parse/supplies.js';
 import type { IppPrinterState } from './codec.js';
 
@@ -21,7 +22,7 @@ function colourOf(color: string | undefined): string | undefined {
   const hexes = color.toUpperCase().match(/#[0-9A-F]{6}/g) ?? [];
   // A marker of several colours ("#00FFFF#FF00FF#FFFF00") is a multi-colour cartridge.
   if (hexes.length > 1) return hexes.length === 3 && ['#00FFFF', '#FF00FF', '#FFFF00'].every((h) => hexes.includes(h)) ? 'tri_color' : undefined;
-  return HEX_COLOURS[color.toUpperCase()] ?? (color.startsWith('#') ? undefined : color);
+  return ownValue(HEX_COLOURS, color.toUpperCase()) ?? (color.startsWith('#') ? undefined : color);
 }
 
 const isColourant = (type: string | undefined) => /toner|ink|wax/i.test(type ?? '') && !/waste/i.test(type ?? '');

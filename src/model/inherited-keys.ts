@@ -74,3 +74,59 @@ export function inheritedKeyProblem(value: unknown): string | undefined {
 export function ownValue<T>(table: Readonly<Record<string, T>>, key: string): T | undefined {
   return Object.hasOwn(table, key) ? table[key] : undefined;
 }
+
+// Names the box reads from the network (a supply's description, an IPP marker name, a paper
+// tray's name, a TXT key) become keys of what it stores. A printer may call a supply
+// `constructor`: stored as given, every later backup would carry a key the import refuses, and
+// the box could no longer restore its own backup. Such a name is renamed, never dropped (the
+// reading is kept): `constructor` -> `supply_constructor`. The renamed name is refused by nothing
+// (the prefix makes it none of INHERITED_KEYS), so whatever the box writes, it restores
+// (test/unit/inherited-keys.test.ts checks this for every refused key).
+
+/** What a renamed name is prefixed with, by the kind of name it is. */
+export type NameKind = 'supply' | 'tray' | 'txt' | 'key';
+
+/** `name` as a key the box may store: as given, unless the import would refuse it, then `<kind>_<name>`. */
+export function storableKey(name: string, kind: NameKind): string {
+  return INHERITED_KEYS.has(name) ? `${kind}_${name}` : name;
+}
+
+/** The kind of the names under a field of a record (the supply maps, the trays' status); else `key`. */
+const KIND_UNDER: ReadonlyMap<string, NameKind> = new Map<string, NameKind>([
+  ['toner_levels', 'supply'],
+  ['toner_last', 'supply'],
+  ['toner_avg', 'supply'],
+  ['paper_tray_status', 'tray'],
+  ['txt', 'txt'],
+]);
+
+/**
+ * A copy of a JSON value with every refused key renamed as `storableKey` does (by the field it
+ * sits under), for what a box stored before the producers renamed: its backup restores too. When
+ * a renamed key meets one of the same name in the same object, the first in order is kept.
+ * Iterative, like findInheritedKey: stored JSON may nest deep.
+ */
+export function withStorableKeys<T>(value: T): T {
+  if (typeof value !== 'object' || value === null || findInheritedKey(value) === undefined) return value;
+  const copyOf = (v: object): object => (Array.isArray(v) ? [] : {});
+  const root = copyOf(value);
+  const stack: { from: object; to: object; kind: NameKind }[] = [{ from: value, to: root, kind: 'key' }];
+  while (stack.length) {
+    const { from, to, kind } = stack.pop()!;
+    const put = (k: string | number, v: unknown, childKind: NameKind) => {
+      let out = v;
+      if (typeof v === 'object' && v !== null) {
+        out = copyOf(v);
+        stack.push({ from: v, to: out as object, kind: childKind });
+      }
+      if (Array.isArray(to)) (to as unknown[])[k as number] = out;
+      else {
+        const name = storableKey(k as string, kind);
+        if (!Object.hasOwn(to, name)) Object.defineProperty(to, name, { value: out, enumerable: true, writable: true, configurable: true });
+      }
+    };
+    if (Array.isArray(from)) from.forEach((v, i) => put(i, v, kind));
+    else for (const [k, v] of Object.entries(from)) put(k, v, KIND_UNDER.get(k) ?? 'key');
+  }
+  return root as T;
+}

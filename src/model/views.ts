@@ -5,6 +5,7 @@ import type { Device, Snapshot } from './device.js';
 import { DEVICE_FIELDS } from './device-fields.js';
 import { METRICS_FIELDS, PRINTER_INFO_FIELDS, SAVED_ENTRY_FIELDS, serialize } from './serialize.js';
 import { formatTime } from './time.js';
+import { storableKey } from './inherited-keys.js';
 
 export function deviceJson(d: Device): Record<string, unknown> {
   return serialize(DEVICE_FIELDS, d as unknown as Record<string, unknown>);
@@ -46,7 +47,8 @@ function integerLevels(levels: Record<string, unknown> | undefined): Record<stri
   if (!levels) return undefined;
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(levels)) {
-    if (typeof v === 'number' && Number.isFinite(v)) out[k] = Math.round(v);
+    // A stored supply name from before renaming (`__proto__`) is shown by its renamed name.
+    if (typeof v === 'number' && Number.isFinite(v)) out[storableKey(k, 'supply')] = Math.round(v);
   }
   return Object.keys(out).length ? out : undefined;
 }

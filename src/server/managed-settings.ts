@@ -19,6 +19,7 @@
 // (community, passwords) never appear in them. Input is untrusted: only own data properties are
 // read, nothing from it is copied by reference, and nothing throws.
 import { defaultSettings, mergeSettings, SettingsError, type Settings } from '../settings/settings.js';
+import { ownValue } from '../model/inherited-keys.js';
 
 export interface ManagedMapping {
   /** A partial body in the shape of POST /settings (SettingsStore.update). */
@@ -325,8 +326,8 @@ function mapV3(s: Map<string, Value>, out: Candidate[], unmapped: string[]): voi
     unmapped.push(`snmp.security_level: ${quote(str('security_level'))} is not noAuthNoPriv, authNoPriv or authPriv`);
     return;
   }
-  const auth = wantAuth ? AUTH[authName.toLowerCase()] : undefined;
-  const priv = wantPriv ? PRIV[privName.toLowerCase()] : undefined;
+  const auth = wantAuth ? ownValue(AUTH, authName.toLowerCase()) : undefined;
+  const priv = wantPriv ? ownValue(PRIV, privName.toLowerCase()) : undefined;
   if (wantAuth && !auth) {
     unmapped.push(`snmp.auth_protocol: ${authName ? `${quote(authName)} is not supported by the box (SHA or MD5)` : 'missing'}; the box keeps its SNMP credentials`);
     return;

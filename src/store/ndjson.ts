@@ -12,7 +12,7 @@ import { DEVICE_BACKUP_FIELDS } from '../model/device-fields.js';
 import { METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, serialize, type Field } from '../model/serialize.js';
 import { parseTime } from '../model/time.js';
 import { snapshotJson } from '../model/views.js';
-import { inheritedKeyProblem } from '../model/inherited-keys.js';
+import { inheritedKeyProblem, withStorableKeys } from '../model/inherited-keys.js';
 
 export const FORMAT = 'printbox-ndjson';
 /** The version export writes. Import reads 1 (no trailer) and 2. */
@@ -326,7 +326,9 @@ export async function exportNdjson(db: DB, out: Writable): Promise<void> {
   const records = noRecords();
   const hash = createHash(CHECKSUM);
   const write = async (obj: unknown, hashed = true) => {
-    const bytes = Buffer.from(JSON.stringify(obj) + '\n');
+    // A name stored before the producers renamed the ones the import refuses (a supply called
+    // `constructor`) is renamed the same way here: every backup the box writes, it restores.
+    const bytes = Buffer.from(JSON.stringify(withStorableKeys(obj)) + '\n');
     if (hashed) hash.update(bytes);
     if (!out.write(bytes)) await new Promise((r) => out.once('drain', r));
   };

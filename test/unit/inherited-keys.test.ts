@@ -3,7 +3,7 @@
 // channel, managed settings and restore are tried in test/api/inherited-keys.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { findInheritedKey, inheritedKeyProblem, ownValue } from '../../src/model/inherited-keys.js';
+import { findInheritedKey, INHERITED_KEYS, inheritedKeyProblem, ownValue, storableKey, withStorableKeys, type NameKind } from '../../src/model/inherited-keys.js';
 import { defaultSettings, knownSettingsOnly, mergeSettings, SettingsError } from '../../src/settings/settings.js';
 import { parseProvision, ProvisionError } from '../../src/provision/file.js';
 import { ConfigError, parseConfig } from '../../src/config/config.js';
@@ -44,6 +44,49 @@ test('ownValue: an inherited name picks nothing', () => {
   const table: Record<string, number> = { day: 1 };
   assert.equal(ownValue(table, 'day'), 1);
   for (const k of ['constructor', 'toString', '__proto__', 'hasOwnProperty', 'valueOf']) assert.equal(ownValue(table, k), undefined, k);
+});
+
+test('the renaming and the refusal agree: every key the import refuses is renamed to one it accepts', () => {
+  const kinds: NameKind[] = ['supply', 'tray', 'txt', 'key'];
+  assert.ok(INHERITED_KEYS.size >= 3);
+  for (const key of INHERITED_KEYS) {
+    for (const kind of kinds) {
+      const renamed = storableKey(key, kind);
+      assert.notEqual(renamed, key, `${key} is renamed`);
+      assert.equal(renamed, `${kind}_${key}`);
+      // Stored as the box stores a reading, the renamed key passes the import's check.
+      const doc = JSON.parse(`{"toner_levels":{${JSON.stringify(renamed)}:5}}`);
+      assert.equal(findInheritedKey(doc), undefined, `${renamed} accepted`);
+      assert.equal(inheritedKeyProblem(doc), undefined);
+      assert.equal(storableKey(renamed, kind), renamed, 'renaming twice changes nothing');
+    }
+  }
+  // Everything else is kept as the printer gave it.
+  for (const name of ['black', 'toString', 'hasOwnProperty', 'valueOf', 'supply_constructor', '']) assert.equal(storableKey(name, 'supply'), name);
+});
+
+test('withStorableKeys: a stored document from before the renaming, renamed by the field it is under', () => {
+  const stored = JSON.parse(
+    '{"kind":"device","printer_info":{"toner_levels":{"constructor":5,"prototype":40,"__proto__":60,"black":90},"paper_tray_status":{"constructor":"ok"},' +
+      '"meters":{"prototype":1}},"raw_data":{"deep":[{"x":{"__proto__":{"y":1}}}]}}',
+  );
+  const before = JSON.stringify(stored);
+  const out = withStorableKeys(stored);
+  assert.equal(JSON.stringify(stored), before, 'the original is left as it was');
+  assert.equal(findInheritedKey(out), undefined);
+  assert.deepEqual(JSON.parse(JSON.stringify(out)), {
+    kind: 'device',
+    printer_info: {
+      toner_levels: { supply_constructor: 5, supply_prototype: 40, supply___proto__: 60, black: 90 },
+      paper_tray_status: { tray_constructor: 'ok' },
+      meters: { key_prototype: 1 },
+    },
+    raw_data: { deep: [{ x: { key___proto__: { y: 1 } } }] },
+  });
+  const clean = { a: { b: [1, 2] } };
+  assert.equal(withStorableKeys(clean), clean, 'a clean document is not copied');
+  // A renamed key meeting one of its name: the first in order is kept.
+  assert.deepEqual(withStorableKeys(JSON.parse('{"toner_levels":{"supply_constructor":1,"constructor":2}}')), { toner_levels: { supply_constructor: 1 } });
 });
 
 test('settings: refused keys anywhere and inherited names are errors that change nothing', () => {

@@ -43,12 +43,12 @@ export function parseDeviceId(text: string | undefined): DeviceId | undefined {
     if (i <= 0) continue;
     const key = part.slice(0, i).trim().toUpperCase();
     const value = part.slice(i + 1).trim();
-    if (key && value && !(key in fields)) fields[key] = value;
+    if (key && value && !Object.hasOwn(fields, key)) fields[key] = value;
   }
   if (Object.keys(fields).length === 0) return undefined;
   const id: DeviceId = { fields };
   for (const [key, value] of Object.entries(fields)) {
-    const name = ALIASES[key];
+    const name = Object.hasOwn(ALIASES, key) ? ALIASES[key] : undefined;
     if (!name) continue;
     if (name === 'commandSet') {
       id.commandSet ??= value.split(',').map((s) => s.trim()).filter(Boolean);

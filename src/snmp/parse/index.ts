@@ -17,6 +17,7 @@
 //   page_count:    prtMarkerLifeCount (marker 1, counted in impressions or sheets) > vendor total
 //                  > mono + colour when the printer reports those two and no total
 //   mono/colour:   vendor counters; a printer whose only colorant is black has mono = total
+import { storableKey } from '../../model/inherited-keys.js';
 import { formatTime } from '../../model/time.js';
 import type { LearnedOids, PaperTray, PrinterInfo } from '../../model/printer-info.js';
 import {
@@ -411,7 +412,8 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   if (trays.length > 0) {
     info.paper_trays = trays;
     const st: Record<string, string> = {};
-    for (const t of trays) if (t.status) st[t.name ?? String(t.index)] = t.status;
+    // A tray's name is the printer's text: one the box could not restore from a backup is renamed.
+    for (const t of trays) if (t.status) st[storableKey(t.name ?? String(t.index), 'tray')] = t.status;
     if (Object.keys(st).length > 0) info.paper_tray_status = st;
   }
 

@@ -21,6 +21,7 @@ import {
   PRT_MARKER_SUPPLIES_TYPE,
   PRT_MARKER_SUPPLIES_UNIT,
 } from '../oids.js';
+import { ownValue, storableKey } from '../../model/inherited-keys.js';
 import type { OidValues } from '../types.js';
 import { column, columnMap, numOf, percent, textOf } from './values.js';
 
@@ -155,13 +156,13 @@ export function normaliseColour(text: string | undefined): string | undefined {
   const up = text.toUpperCase().trim();
   // Part-number suffixes: "TK-8527K", "TN-245C" (colour letter right after the digits) ...
   let m = /\d(BK|K|C|M|Y)$/.exec(up);
-  if (m) return COLOUR_LETTER[m[1]];
+  if (m) return ownValue(COLOUR_LETTER, m[1]);
   // ... "SJIC35P-BK", "Cartridge -C" (colour code after a dash or space at the end) ...
   m = /[-\s_](BK|K|C|M|Y)$/.exec(up);
-  if (m) return COLOUR_LETTER[m[1]];
+  if (m) return ownValue(COLOUR_LETTER, m[1]);
   // ... "CLT-K404S" (colour letter right after the series dash).
   m = /-(K|C|M|Y)\d/.exec(up);
-  if (m) return COLOUR_LETTER[m[1]];
+  if (m) return ownValue(COLOUR_LETTER, m[1]);
   return undefined;
 }
 
@@ -189,14 +190,21 @@ function slug(s: string): string {
 
 /**
  * Key for one supply. `monoDevice` is true when the printer's only colorant is black, so an
- * uncoloured toner is black.
+ * uncoloured toner is black. A description that names no known kind is the key itself: one the
+ * box could not restore from a backup (`constructor`) is renamed (`supply_constructor`).
  */
 export function supplyKey(type: string | undefined, description: string | undefined, colorant: string | undefined, monoDevice: boolean): string {
+  return storableKey(supplyKeyOf(type, description, colorant, monoDevice), 'supply');
+}
+
+function supplyKeyOf(type: string | undefined, description: string | undefined, colorant: string | undefined, monoDevice: boolean): string {
   const colour = normaliseColour(colorant) ?? normaliseColour(description);
   if (type && COLOURANT_TYPES.has(type)) {
     return colour ?? (monoDevice ? 'black' : type.startsWith('ink') ? 'ink' : 'toner');
   }
-  const byType = type ? KIND_BY_TYPE[type] : undefined;
+  // Own properties only: IPP's marker-types are whatever the printer sends, and `constructor`
+  // would find Object here (a supply keyed "undefined").
+  const byType = type ? ownValue(KIND_BY_TYPE, type) : undefined;
   const kind = byType ?? (description ? kindFromDescription(description) : undefined);
   if (!kind) return description ? slug(description) : 'supply';
   if ('colourant' in kind && kind.colourant) return colour ?? (monoDevice ? 'black' : kind.key);
@@ -239,7 +247,7 @@ export function readSupplies(values: OidValues, charset?: string): Supply[] {
   for (const index of [...indexes].sort(cmpIndex)) {
     const description = textOf(descr.find(([i]) => i === index)?.[1], charset);
     const typeNum = numOf(types.get(index));
-    const type = typeNum !== undefined ? SUPPLY_TYPES[typeNum] ?? `type${typeNum}` : undefined;
+    const type = typeNum !== undefined ? ownValue(SUPPLY_TYPES, String(typeNum)) ?? `type${typeNum}` : undefined;
     const device = index.split('.')[0];
     const ci = numOf(colorantIdx.get(index));
     const colorant = ci && ci > 0 ? textOf(colorants.get(`${device}.${ci}`)) : undefined;
