@@ -80,9 +80,11 @@ export class DeviceStore {
          OR excluded.last_seen - devices.last_seen >= ${RECORD_REFRESH_MS}`,
     );
     this.savedStmt = db.prepare(`${SELECT_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`);
-        this.byUuidStmt = db.prepare(`${SELECT_DEVICES} WHERE ${PRINTER_UUID_EXPR} = ? ORDER BY d.serial`);
-    this.byMacStmt = db.prepare(`${SELECT_DEVICES} WHERE lower(d.mac_address) = ? ORDER BY d.serial`);
-    this.byIpStmt = db.prepare(`${SELECT_DEVICES} WHERE d.ip = ? ORDER BY d.serial`);
+    // Serials first, from devices alone (uuid, MAC): the join's bound-parameter rule (bound.ts) would need a
+    // CAST, whose affinity SQLite then applies to the expression, and the index no longer matches.
+    this.byUuidStmt = db.prepare(`SELECT d.serial FROM devices d WHERE ${PRINTER_UUID_EXPR} = ? ORDER BY d.serial`).pluck();
+    this.byMacStmt = db.prepare('SELECT d.serial FROM devices d WHERE lower(d.mac_address) = ? ORDER BY d.serial').pluck();
+    this.byIpStmt = db.prepare(`${SELECT_DEVICES} WHERE d.ip = ${BOUND_SERIAL} ORDER BY d.serial`);
     this.countUnsavedStmt = db.prepare('SELECT count(*) FROM devices WHERE is_saved = 0').pluck();
     this.oldestUnsavedStmt = db.prepare(`SELECT d.serial, ${SEEN} ${FROM_DEVICES} WHERE d.is_saved = 0 ORDER BY seen, d.serial LIMIT ?`).pluck();
     this.savedEntriesStmt = db.prepare(
@@ -208,12 +210,12 @@ export class DeviceStore {
    * (migration 15), not a read of every record, so an announced read costs the same at 10 records or 2,000.
    */
   withPrinterUuid(uuid: string): Device[] {
-    return (this.byUuidStmt.all(uuid) as Row[]).map(fromRow);
+    return (this.byUuidStmt.all(uuid) as string[]).flatMap((serial) => this.get(serial) ?? []);
   }
 
   /** The records with this MAC address (any case), in serial order: one index seek (migration 15). */
   withMac(mac: string): Device[] {
-    return (this.byMacStmt.all(mac.toLowerCase()) as Row[]).map(fromRow);
+    return (this.byMacStmt.all(mac.toLowerCase()) as string[]).flatMap((serial) => this.get(serial) ?? []);
   }
 
   /** The records at this address, in serial order: one index seek (migration 15). */

@@ -134,11 +134,12 @@ test("the store's lookups by printer-uuid, MAC and address are index seeks", () 
     // A record whose JSON is damaged (written by hand, an old bug) is still stored and found by serial.
     h.db.prepare("UPDATE devices SET printer_info = '{not json' WHERE serial = 'PLAIN'").run();
     assert.equal(h.devices.withPrinterUuid('x').length, 0);
+    // As the store asks (a joined statement binds through a CAST, store/bound.ts; uuid's and MAC's, unjoined, do not).
     const plan = (sql: string) => (h.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as { detail: string }[]).map((r) => r.detail).join('; ');
     const uuidPlan = plan("SELECT d.serial FROM devices d WHERE CASE WHEN json_valid(d.printer_info) THEN json_extract(d.printer_info, '$.printer_uuid') END = 'u'");
     assert.match(uuidPlan, /USING INDEX devices_printer_uuid/);
     assert.match(plan("SELECT d.serial FROM devices d WHERE lower(d.mac_address) = 'm'"), /USING INDEX devices_mac/);
-    assert.match(plan("SELECT d.serial FROM devices d WHERE d.ip = '1'"), /USING (COVERING )?INDEX devices_ip/);
+    assert.match(plan("SELECT d.serial FROM devices d WHERE d.ip = CAST('1' AS TEXT)"), /USING (COVERING )?INDEX devices_ip/);
   } finally {
     h.close();
   }
