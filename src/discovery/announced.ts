@@ -185,23 +185,22 @@ const MIN_TLS_ATTEMPT_MS = 100;
  * the two has no serial of its own (a `UUID-` or `MAC-` key: two different serials are two
  * printers). The caller gives the observation that record's key.
  */
-export function findSamePrinter(devices: Pick<DeviceStore, 'get' | 'listAll'>, o: Observation): Device | undefined {
+export function findSamePrinter(devices: Pick<DeviceStore, 'get' | 'withPrinterUuid' | 'withMac'>, o: Observation): Device | undefined {
   const bySerial = devices.get(o.serial);
   if (bySerial) return bySerial;
-  const uuid = typeof o.printerInfo.printer_uuid === 'string' ? o.printerInfo.printer_uuid : undefined;
+  const uuid = typeof o.printerInfo.printer_uuid === 'string' && o.printerInfo.printer_uuid !== '' ? o.printerInfo.printer_uuid : undefined;
   const mac = o.fields.mac_address?.toLowerCase();
-  if (!uuid && !mac) return undefined;
-  const all = devices.listAll().filter((d) => !d.is_usb);
   const keyless = (serial: string) => /^(UUID|MAC)-/.test(serial);
+  // Indexed lookups (store migration 15): an announced read costs the same however many records exist.
   return (
-    (uuid ? all.find((d) => d.printer_info?.printer_uuid === uuid) : undefined) ??
-    (mac ? all.find((d) => d.mac_address?.toLowerCase() === mac && (keyless(d.serial) || keyless(o.serial))) : undefined)
+    (uuid ? devices.withPrinterUuid(uuid).find((d) => !d.is_usb) : undefined) ??
+    (mac ? devices.withMac(mac).find((d) => !d.is_usb && (keyless(d.serial) || keyless(o.serial))) : undefined)
   );
 }
 
 /** Records at an address whose printer was seen by `method` (the ones its goodbye concerns). */
-export function announcedAt(devices: Pick<DeviceStore, 'listAll'>, address: string, method: AnnounceMethod = 'mdns'): Device[] {
-  return devices.listAll().filter((d) => d.ip === address && Array.isArray(d.printer_info?.discovery_methods) && (d.printer_info.discovery_methods as string[]).includes(method));
+export function announcedAt(devices: Pick<DeviceStore, 'atAddress'>, address: string, method: AnnounceMethod = 'mdns'): Device[] {
+  return devices.atAddress(address).filter((d) => Array.isArray(d.printer_info?.discovery_methods) && (d.printer_info.discovery_methods as string[]).includes(method));
 }
 
 /** A printer that said goodbye or whose announcement expired: kept, said to be gone, last_seen untouched. */

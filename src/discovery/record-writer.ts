@@ -1,13 +1,14 @@
 // The one place discovery writes device records: each write either lands and its change is
 // emitted, or the card did not take it and the storage guard is told (and, for readings, keeps
 // them to write later). Scans, announcements, move checks and polls all write through here, so no
-// path forgets the guard or the event.
+// path forgets the guard or the event, nor the bounds on new records (record-caps.ts).
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore, Reading } from '../store/devices.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { DeviceChangeKind, EventBus } from '../events/bus.js';
 import type { Device } from '../model/device.js';
 import { storeReadings } from './store-readings.js';
+import type { RecordCaps } from './record-caps.js';
 
 export interface RecordWriterDeps {
   devices: DeviceStore;
@@ -23,7 +24,11 @@ export interface Move {
 }
 
 export class RecordWriter {
-  constructor(private readonly deps: RecordWriterDeps) {}
+  /** `caps`: asked before a reading creates a record (without: no bounds, as in tests of other parts). */
+  constructor(
+    private readonly deps: RecordWriterDeps,
+    private readonly caps?: Pick<RecordCaps, 'admit'>,
+  ) {}
 
   /**
    * Writes one record and emits `change`. False when the card did not take it: the guard was told
@@ -47,12 +52,24 @@ export class RecordWriter {
    * when the card did not take them (the guard keeps them).
    */
   store(readings: Reading[], what: string, changeOf: (r: Reading) => DeviceChangeKind, moved?: (r: Reading) => Move | undefined): (number | undefined)[] {
-    const ids = storeReadings(this.deps, readings, what);
+    const admitted = readings.map((r) => this.admit(r));
+    const kept = readings.filter((_, i) => admitted[i]);
+    const stored = kept.length ? storeReadings(this.deps, kept, what) : [];
+    let k = 0;
+    const ids = admitted.map((ok) => (ok ? stored[k++] : undefined));
     readings.forEach((r, i) => {
       if (ids[i] === undefined) return;
       this.emit(r.device.serial, changeOf(r), moved?.(r));
     });
     return ids;
+  }
+
+  /** Whether a reading may be written: one of a record that existed always; a new one if the caps admit it (which may delete older unsaved records). */
+  private admit(r: Reading): boolean {
+    if (!this.caps || r.existed) return true;
+    const { admitted, evicted } = this.caps.admit(r.device.serial, r.device.ip);
+    for (const serial of evicted) this.emit(serial, 'deleted');
+    return admitted;
   }
 
   emit(serial: string, change: DeviceChangeKind, moved?: Move): void {

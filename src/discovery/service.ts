@@ -22,6 +22,8 @@ import { poll } from './polling.js';
 import { CounterFlaggedError } from './counter-check.js';
 import type { CounterFlag } from './move-check.js';
 import type { GateClock } from './announce-gate.js';
+import type { GuardStatus } from './source-guard.js';
+import { RecordCaps, type RecordCapsStatus } from './record-caps.js';
 
 export type { DiscoveryDeps } from './context.js';
 
@@ -30,6 +32,11 @@ export interface DiscoveryOverview {
   not_printer_hosts: NotPrinter[];
   print_queues: QueueEntry[];
   mdns: MdnsStatus | null;
+  /** WS-Discovery's and SSDP's flood bounds (null while the listener is off). */
+  wsd: GuardStatus | null;
+  ssdp: GuardStatus | null;
+  /** The bounds on unsaved device records (record-caps.ts). */
+  records: RecordCapsStatus;
 }
 export type { ScanState } from './scan-run.js';
 export { ROUND_BATCH } from './polling.js';
@@ -54,6 +61,7 @@ export class DiscoveryService {
   private wsd?: WsdListener;
   private ssdp?: SsdpSearcher;
   private stopWatchingSettings?: () => void;
+  private readonly caps: RecordCaps;
 
   /** `announceClock`: the announcement gate's clock (tests). */
   constructor(private readonly deps: DiscoveryDeps, announceClock?: GateClock) {
@@ -68,7 +76,8 @@ export class DiscoveryService {
       this.polls.add(tracked);
       void tracked.then(() => this.polls.delete(tracked));
     };
-    this.ctx = new DiscoveryContext(deps, this.lifetime.signal, new RecordWriter(deps), track);
+    this.caps = new RecordCaps({ devices: deps.devices, log: deps.log, now: () => deps.now() });
+    this.ctx = new DiscoveryContext(deps, this.lifetime.signal, new RecordWriter(deps, this.caps), track);
     this.sightings = new Sightings(this.ctx);
     this.announcements = new Announcements(this.ctx, this.sightings, announceClock);
     this.scans = new ScanRun(this.ctx, this.sightings, this.announcements);
@@ -104,6 +113,9 @@ export class DiscoveryService {
       not_printer_hosts: this.scans.notPrinters,
       print_queues: this.announcements.queueList(),
       mdns: this.mdns?.running ? this.mdns.status() : null,
+      wsd: this.wsd?.running ? this.wsd.status() : null,
+      ssdp: this.ssdp?.running ? this.ssdp.status() : null,
+      records: this.caps.status(),
     };
   }
 

@@ -3,10 +3,15 @@
 // device description URL, http://<ip>:<port>/...) gives the address read by IPP and SNMP like an
 // mDNS announcement (announced.ts). Off by default (discovery.ssdp_enabled), as in the reference.
 // Answers are HTTP-like header blocks from the LAN: bounded, and only an IPv4 literal is taken.
+// Each datagram is charged to its sender before it is read (source-guard.ts: a rate per source
+// address), and the printers a round announces are capped per answering host and in total; what
+// a flood made the searcher drop is in status().
+import type { RemoteInfo } from 'node:dgram';
 import type { Logger } from '../log/logger.js';
 import type { AnnouncedPrinter } from './mdns.js';
 import { queryEachInterface, type QueryRound } from './multicast.js';
 import { ipv4Host } from './wsd.js';
+import { SourceGuard, type GuardLimits, type GuardStatus } from './source-guard.js';
 
 export const SSDP_GROUP = '239.255.255.250';
 export const SSDP_PORT = 1900;
@@ -45,13 +50,32 @@ export interface SsdpSearcherOptions {
   log: Logger;
   onAnnounce(p: AnnouncedPrinter): void;
   requeryMs?: number;
+  limits?: Partial<GuardLimits>;
+  /** The guard's clock (tests). */
+  now?: () => number;
 }
+
+/**
+ * A device answers an M-SEARCH once per interface and service (a few datagrams a round); 20 a
+ * second from one address is far above that. The endpoints here are the printer addresses one
+ * round announced (forgotten when the next round starts): 32 per answering host, 1,024 in all.
+ */
+export const SSDP_LIMITS: GuardLimits = { packetsPerSecond: 20, maxSources: 4096, maxEndpointsPerSource: 32, maxEndpoints: 1024, endpointTtlMs: Infinity };
 
 export class SsdpSearcher {
   private requery?: NodeJS.Timeout;
   private round?: QueryRound;
+  /** Printer address (LOCATION's host) -> the answer that announced it in this round. */
+  private readonly guard: SourceGuard<string>;
 
-  constructor(private readonly opts: SsdpSearcherOptions) {}
+  constructor(private readonly opts: SsdpSearcherOptions) {
+    this.guard = new SourceGuard({ limits: { ...SSDP_LIMITS, ...opts.limits }, log: opts.log, what: 'SSDP', ...(opts.now ? { now: opts.now } : {}) });
+  }
+
+  /** What a flood made the searcher drop, and the addresses this round announced (GET /discover/status). */
+  status(): GuardStatus {
+    return this.guard.status();
+  }
 
   get running(): boolean {
     return this.requery !== undefined;
@@ -70,13 +94,14 @@ export class SsdpSearcher {
     clearInterval(this.requery);
     this.requery = undefined;
     this.round?.close();
+    this.guard.clear();
     this.opts.log.info('SSDP: stopped searching');
   }
 
   search(): void {
     this.round?.close();
     // One answer per address and round (a device answers once per interface, some twice).
-    const seen = new Set<string>();
+    this.guard.clearEndpoints();
     this.round = queryEachInterface({
       payload: Buffer.from(M_SEARCH),
       group: SSDP_GROUP,
@@ -85,19 +110,23 @@ export class SsdpSearcher {
       maxBytes: MAX_SSDP_DATAGRAM,
       log: this.opts.log,
       what: 'SSDP M-SEARCH',
-      onMessage: (msg) => {
-        const a = parseSsdpAnswer(msg);
-        if (!a || seen.has(a.address) || seen.size >= 1024) return;
-        seen.add(a.address);
-        this.opts.onAnnounce({
-          address: a.address,
-          name: a.usn ?? a.location,
-          services: [],
-          txt: a.uuid ? { uuid: a.uuid } : {},
-          method: 'ssdp',
-          seen: [`ssdp: ${a.st} at ${a.location}`],
-        });
-      },
+      onMessage: (msg, from) => this.received(msg, from),
+    });
+  }
+
+  /** An answer from the LAN: charged to its sender before it is read; each printer address announced once a round. */
+  received(msg: Buffer, from: Pick<RemoteInfo, 'address'>): void {
+    if (!this.guard.allow(from.address)) return;
+    const a = parseSsdpAnswer(msg);
+    if (!a || this.guard.get(a.address) !== undefined) return;
+    if (!this.guard.remember(a.address, from.address, a.location)) return;
+    this.opts.onAnnounce({
+      address: a.address,
+      name: a.usn ?? a.location,
+      services: [],
+      txt: a.uuid ? { uuid: a.uuid } : {},
+      method: 'ssdp',
+      seen: [`ssdp: ${a.st} at ${a.location}`],
     });
   }
 }

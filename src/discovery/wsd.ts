@@ -5,16 +5,19 @@
 // printer is then read by IPP and SNMP like an mDNS one (announced.ts), under the same safety
 // rules. The EndpointReference (urn:uuid:...) ties a Bye to the address its Hello gave.
 //
-// Everything here comes from the LAN: datagrams are bounded before parsing, the XML reader expands
-// no entities and nests at most 32 deep, strings are bounded, and the endpoints remembered, the
-// message ids remembered and the announcements per endpoint are all capped.
-import { createSocket, type Socket } from 'node:dgram';
+// Everything here comes from the LAN: datagrams are bounded before parsing and charged to their
+// sender first (source-guard.ts: a rate per source address, over it dropped unparsed), the XML
+// reader expands no entities and nests at most 32 deep, strings are bounded, and the endpoints
+// remembered (per source and in total), the message ids remembered and the announcements per
+// endpoint are all capped; what a flood made the listener drop is in status().
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { randomUUID } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Logger } from '../log/logger.js';
 import { parseIPv4 } from '../snmp/ranges.js';
 import type { AnnouncedPrinter } from './mdns.js';
 import { ownIPv4Addresses, queryEachInterface, type QueryRound } from './multicast.js';
+import { SourceGuard, type GuardLimits, type GuardStatus } from './source-guard.js';
 
 export const WSD_GROUP = '239.255.255.250';
 export const WSD_PORT = 3702;
@@ -200,10 +203,20 @@ export interface WsdListenerOptions {
   requeryMs?: number;
   /** The same endpoint at the same address is announced again only after this (a Hello is sent twice or more). */
   repeatMs?: number;
+  limits?: Partial<GuardLimits>;
+  /** The guard's clock (tests). */
+  now?: () => number;
+  /** UDP port listened on (tests; WS-Discovery is 3702). */
+  port?: number;
 }
 
-/** Endpoints remembered (for their Bye); the oldest is forgotten first. */
-const MAX_ENDPOINTS = 1024;
+/**
+ * A printer sends a Hello two or three times when it starts, one ProbeMatch per Probe, a Bye when
+ * it stops: 20 datagrams a second from one address is far above that, and a Windows PC's Probes
+ * (which reach the same socket) stay under it. An endpoint not heard of for an hour (four Probe
+ * rounds unanswered) is forgotten; 32 per address covers a print server's devices.
+ */
+export const WSD_LIMITS: GuardLimits = { packetsPerSecond: 20, maxSources: 4096, maxEndpointsPerSource: 32, maxEndpoints: 1024, endpointTtlMs: 60 * 60_000 };
 const MAX_MESSAGE_IDS = 256;
 
 export class WsdListener {
@@ -211,11 +224,18 @@ export class WsdListener {
   private readonly joined = new Set<string>();
   private requery?: NodeJS.Timeout;
   private rounds: QueryRound[] = [];
-  /** endpoint -> where it was last announced, and when. */
-  private readonly endpoints = new Map<string, { address: string; at: number }>();
+  /** endpoint -> the address it was last announced at (and when: guard.heardAt), per source and in total capped. */
+  private readonly guard: SourceGuard<string>;
   private readonly messageIds = new Set<string>();
 
-  constructor(private readonly opts: WsdListenerOptions) {}
+  constructor(private readonly opts: WsdListenerOptions) {
+    this.guard = new SourceGuard({ limits: { ...WSD_LIMITS, ...opts.limits }, log: opts.log, what: 'WS-Discovery', ...(opts.now ? { now: opts.now } : {}) });
+  }
+
+  /** What a flood made the listener drop, and the endpoints it remembers (GET /discover/status). */
+  status(): GuardStatus {
+    return this.guard.status();
+  }
 
   get running(): boolean {
     return this.socket !== undefined;
@@ -227,10 +247,10 @@ export class WsdListener {
     const s = createSocket({ type: 'udp4', reuseAddr: true });
     this.socket = s;
     s.on('error', (err) => log.warn({ err: err.message }, 'WS-Discovery: socket error'));
-    s.on('message', (msg) => {
-      if (msg.length <= MAX_WSD_DATAGRAM) this.received(msg);
+    s.on('message', (msg, from) => {
+      if (msg.length <= MAX_WSD_DATAGRAM) this.received(msg, from);
     });
-    s.bind(WSD_PORT, () => {
+    s.bind(this.opts.port ?? WSD_PORT, () => {
       if (this.socket !== s) return;
       this.join();
       this.probe();
@@ -250,7 +270,7 @@ export class WsdListener {
     this.socket.close();
     this.socket = undefined;
     this.joined.clear();
-    this.endpoints.clear();
+    this.guard.clear();
     this.messageIds.clear();
     this.opts.log.info('WS-Discovery: stopped listening');
   }
@@ -279,7 +299,7 @@ export class WsdListener {
       maxBytes: MAX_WSD_DATAGRAM,
       log: this.opts.log,
       what: 'WS-Discovery Probe',
-      onMessage: (msg) => this.received(msg),
+      onMessage: (msg, from) => this.received(msg, from),
     });
     // At most two rounds listening at once: the oldest stops first.
     this.rounds.push(round);
@@ -287,11 +307,13 @@ export class WsdListener {
     this.opts.log.debug('WS-Discovery: Probe sent');
   }
 
-  private received(msg: Buffer): void {
-    for (const m of parseWsdMessage(msg)) this.handle(m);
+  /** A datagram from the LAN: charged to its sender before it is parsed. */
+  received(msg: Buffer, from: Pick<RemoteInfo, 'address'>): void {
+    if (!this.guard.allow(from.address)) return;
+    for (const m of parseWsdMessage(msg)) this.handle(m, from.address);
   }
 
-  private handle(m: WsdMessage): void {
+  private handle(m: WsdMessage, source: string): void {
     const { log } = this.opts;
     // SOAP-over-UDP repeats a message with the same MessageID: one is enough.
     if (m.messageId && m.kind !== 'probe-match') {
@@ -300,10 +322,8 @@ export class WsdListener {
       if (this.messageIds.size > MAX_MESSAGE_IDS) this.messageIds.delete(this.messageIds.values().next().value!);
     }
     if (m.kind === 'bye') {
-      const known = this.endpoints.get(m.endpoint);
-      if (!known) return;
-      this.endpoints.delete(m.endpoint);
-      this.opts.onGoodbye({ address: known.address, name: m.endpoint });
+      const address = this.guard.forget(m.endpoint);
+      if (address !== undefined) this.opts.onGoodbye({ address, name: m.endpoint });
       return;
     }
     if (!m.printer) return;
@@ -311,12 +331,11 @@ export class WsdListener {
       log.debug({ endpoint: m.endpoint, xaddrs: m.xaddrs }, 'WS-Discovery: printer announced without an IPv4 address, not read');
       return;
     }
-    const now = Date.now();
-    const known = this.endpoints.get(m.endpoint);
-    if (known && known.address === m.address && now - known.at < (this.opts.repeatMs ?? 10_000)) return;
-    this.endpoints.delete(m.endpoint);
-    this.endpoints.set(m.endpoint, { address: m.address, at: now });
-    if (this.endpoints.size > MAX_ENDPOINTS) this.endpoints.delete(this.endpoints.keys().next().value!);
+    const now = (this.opts.now ?? Date.now)();
+    const heardAt = this.guard.heardAt(m.endpoint);
+    if (heardAt !== undefined && this.guard.get(m.endpoint) === m.address && now - heardAt < (this.opts.repeatMs ?? 10_000)) return;
+    // Over the caps (per source, in total) a new endpoint is dropped and counted, not read.
+    if (!this.guard.remember(m.endpoint, source, m.address)) return;
     const what = m.kind === 'hello' ? 'Hello' : 'ProbeMatch';
     log.debug({ endpoint: m.endpoint, ip: m.address }, `WS-Discovery: ${what} of a printer`);
     this.opts.onAnnounce({

@@ -15,6 +15,8 @@ const SEEN = 'max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen';
 const FROM_DEVICES = 'FROM devices d LEFT JOIN device_latest l ON l.serial = d.serial';
 // The record's columns by name: not d.*, which would read each row's list entry too (LIST_COLUMNS).
 const SELECT_DEVICES = `SELECT ${COLUMNS.map((c) => `d.${c}`).join(', ')}, ${SEEN} ${FROM_DEVICES}`;
+// A record's printer-uuid as migration 15's index has it (the same expression, or the index is not used).
+const PRINTER_UUID_EXPR = "CASE WHEN json_valid(d.printer_info) THEN json_extract(d.printer_info, '$.printer_uuid') END";
 const DEVICE_FIELD = Object.fromEntries(DEVICE_RECORD.map((f) => [f.name, f])) as Record<keyof Device, DeviceField>;
 
 /**
@@ -59,6 +61,11 @@ export class DeviceStore {
   private readonly refreshStmt;
   private readonly savedStmt;
   private readonly savedEntriesStmt;
+  private readonly byUuidStmt;
+  private readonly byMacStmt;
+  private readonly byIpStmt;
+  private readonly countUnsavedStmt;
+  private readonly oldestUnsavedStmt;
   private readonly savedProjections = new Map<string, Statement>();
   private readonly metrics: MetricsStore;
   /** `opts` go to the store its readings' snapshots are written through. */
@@ -73,6 +80,13 @@ export class DeviceStore {
          OR excluded.last_seen - devices.last_seen >= ${RECORD_REFRESH_MS}`,
     );
     this.savedStmt = db.prepare(`${SELECT_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`);
+    // Serials first, from devices alone (uuid, MAC): the join's bound-parameter rule (bound.ts) would need a
+    // CAST, whose affinity SQLite then applies to the expression, and the index no longer matches.
+    this.byUuidStmt = db.prepare(`SELECT d.serial FROM devices d WHERE ${PRINTER_UUID_EXPR} = ? ORDER BY d.serial`).pluck();
+    this.byMacStmt = db.prepare('SELECT d.serial FROM devices d WHERE lower(d.mac_address) = ? ORDER BY d.serial').pluck();
+    this.byIpStmt = db.prepare(`${SELECT_DEVICES} WHERE d.ip = ${BOUND_SERIAL} ORDER BY d.serial`);
+    this.countUnsavedStmt = db.prepare('SELECT count(*) FROM devices WHERE is_saved = 0').pluck();
+    this.oldestUnsavedStmt = db.prepare(`SELECT d.serial, ${SEEN} ${FROM_DEVICES} WHERE d.is_saved = 0 ORDER BY seen, d.serial LIMIT ?`).pluck();
     this.savedEntriesStmt = db.prepare(
       `SELECT d.serial, d.list_entry AS entry, d.list_head_bytes AS head_bytes, d.list_tail_bytes AS tail_bytes, d.list_made_by AS made_by, ${SEEN}
        ${FROM_DEVICES} WHERE d.is_saved = 1 ORDER BY d.serial`,
@@ -189,6 +203,34 @@ export class DeviceStore {
       this.metrics.deleteDevice(serial);
       return this.db.prepare('DELETE FROM devices WHERE serial = ?').run(serial).changes > 0;
     })();
+  }
+
+  /**
+   * The records whose printer_info carries this printer-uuid, in serial order: one index seek
+   * (migration 15), not a read of every record, so an announced read costs the same at 10 records or 2,000.
+   */
+  withPrinterUuid(uuid: string): Device[] {
+    return (this.byUuidStmt.all(uuid) as string[]).flatMap((serial) => this.get(serial) ?? []);
+  }
+
+  /** The records with this MAC address (any case), in serial order: one index seek (migration 15). */
+  withMac(mac: string): Device[] {
+    return (this.byMacStmt.all(mac.toLowerCase()) as string[]).flatMap((serial) => this.get(serial) ?? []);
+  }
+
+  /** The records at this address, in serial order: one index seek (migration 15). */
+  atAddress(ip: string): Device[] {
+    return (this.byIpStmt.all(ip) as Row[]).map(fromRow);
+  }
+
+  /** How many records are not saved (discovered only): counted from the listing index. */
+  countUnsaved(): number {
+    return this.countUnsavedStmt.get() as number;
+  }
+
+  /** The serials of the `limit` unsaved records seen longest ago (last_seen as listed), oldest first. */
+  oldestUnsaved(limit: number): string[] {
+    return this.oldestUnsavedStmt.all(limit) as string[];
   }
 
   listAll(): Device[] {

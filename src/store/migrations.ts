@@ -365,6 +365,25 @@ export const migrations: Migration[] = [
       }
     },
   },
+  {
+    // Each announced read looked for its printer's record (same printer-uuid, same MAC) in every
+    // record, read and parsed whole: a LAN announcing new identities made every read slower than
+    // the last (1.6 MB /devices/discovered, CPU near 100 %). These indexes make it one seek each;
+    // devices_ip serves a goodbye's records at an address. Their cost: a record write (rare: only
+    // a changed record is written, store/devices.ts refreshStmt) updates three more small entries.
+    // DeviceStore's queries repeat these expressions word for word (SQLite uses an expression index
+    // only then; store-indexes.test.ts checks the plans). json_valid first: a row whose JSON is
+    // damaged gives NULL, never an error that would refuse its write.
+    version: 15,
+    description: 'devices: indexes by printer-uuid, MAC address and IP address',
+    up(db) {
+      db.exec(`
+        CREATE INDEX devices_printer_uuid ON devices (CASE WHEN json_valid(printer_info) THEN json_extract(printer_info, '$.printer_uuid') END);
+        CREATE INDEX devices_mac ON devices (lower(mac_address));
+        CREATE INDEX devices_ip ON devices (ip);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

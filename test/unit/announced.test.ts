@@ -31,7 +31,11 @@ const device = (serial: string, over: Partial<Device> = {}): Device => ({
   serial, ip: '10.0.0.9', last_seen: 1, created_at: 1, first_seen: 1, device_type: 'network', source_type: 'snmp', is_usb: false,
   is_default: false, is_shared: false, usb_webui_available: false, is_saved: false, visible: true, ...over,
 });
-const store = (ds: Device[]) => ({ get: (s: string) => ds.find((d) => d.serial === s), listAll: () => ds });
+const store = (ds: Device[]) => ({
+  get: (s: string) => ds.find((d) => d.serial === s),
+  withPrinterUuid: (u: string) => ds.filter((d) => d.printer_info?.printer_uuid === u),
+  withMac: (m: string) => ds.filter((d) => d.mac_address?.toLowerCase() === m.toLowerCase()),
+});
 const obs = (serial: string, info: Record<string, unknown> = {}, mac?: string): Observation => ({
   serial, ip: '10.0.0.9', now: 2, fields: { mac_address: mac }, printerInfo: { ip: '10.0.0.9', serial, ...info },
 });
