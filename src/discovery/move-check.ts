@@ -185,7 +185,9 @@ export function withRawData(d: Device, change: Record<string, unknown>): Device 
  */
 export function atNewAddress(d: Device, ip: string, learned: Record<string, unknown> = {}): Device {
   const status_messages = (d.status_messages ?? []).filter((m) => !isPresenceLine(m));
-  const printer_info = d.printer_info ? { ...d.printer_info, status_messages: (Array.isArray(d.printer_info.status_messages) ? (d.printer_info.status_messages as string[]) : []).filter((m) => !isPresenceLine(m)) } : d.printer_info;
+  // The printer information carries a copy of the lines (markGone): the notes about the move go too.
+  const stale = (m: string) => isPresenceLine(m) || m.startsWith(PENDING_MOVE_NOTE) || m.startsWith(COUNTER_NOTE);
+  const printer_info = d.printer_info ? { ...d.printer_info, status_messages: (Array.isArray(d.printer_info.status_messages) ? (d.printer_info.status_messages as string[]) : []).filter((m) => !stale(m)) } : d.printer_info;
   return withRawData({ ...d, ip, status_messages, printer_info }, { pending_move: undefined, counter_flag: undefined, not_answering_since: undefined, mdns_goodbye_at: undefined, wsd_goodbye_at: undefined, ...learned });
 }
 
