@@ -26,7 +26,14 @@ export function plainAddress(address: string): string {
   const zone = a.indexOf('%');
   if (zone !== -1) a = a.slice(0, zone);
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(a);
-  return (mapped ? mapped[1] : a).toLowerCase();
+  if (mapped) return mapped[1];
+  // The same in hex, as the URL parser writes it (`[::ffff:7f00:1]`).
+  const hex = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(a);
+  if (hex) {
+    const [hi, lo] = [parseInt(hex[1], 16), parseInt(hex[2], 16)];
+    return `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  }
+  return a.toLowerCase();
 }
 
 /** Every address on the box's own interfaces (loopback included), as plainAddress gives them. */

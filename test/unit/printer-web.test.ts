@@ -76,6 +76,8 @@ test('addresses that are no other host', () => {
     ['[::1]', 'the loopback address (::1)'],
     ['::', 'the unspecified address (::), which reaches this box'],
     ['::ffff:127.0.0.1', 'a loopback address (127.0.0.0/8)'],
+    ['[::ffff:7f00:1]', 'a loopback address (127.0.0.0/8)'],
+    ['::ffff:c0a8:104', 'an address of this box itself'],
     ['fe80::1%eth0', 'a link-local address (fe80::/10)'],
     ['febf::1', 'a link-local address (fe80::/10)'],
     ['192.168.1.4', 'an address of this box itself'],
