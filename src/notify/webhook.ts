@@ -1,15 +1,41 @@
 // Webhooks: a JSON POST signed with HMAC-SHA256 of webhook_secret (docs/api.md, Notifications).
 // The signed material is `<timestamp>.<body>`, the timestamp (Unix seconds) sent beside it, so a
 // receiver can refuse an old request replayed. Redirects are not followed (a 3xx is a failure):
-// the URL a technician set is the only place the alert goes.
+// the URL a technician set is the only place the alert goes. That place is never this box itself
+// nor no other host (loopback, link-local, unspecified, the box's own addresses): refused when set
+// (settings) and again at send time on every address the name resolves to, so a name that later
+// resolves to 127.0.0.1 goes nowhere. A failure says the status only: the receiver's body and
+// Location are its own (an address on the box would otherwise be read back through the result).
 import { createHmac } from 'node:crypto';
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
+import { nameIsThisBox, notAnotherHost, plainAddress } from '../net/own-targets.js';
 
 const TIMEOUT_MS = 15_000;
-/** The receiver's answer read at most (for the error message); the rest is dropped. */
-const ANSWER_BYTES = 512;
+
+/** Why a webhook's host (a name or an IP literal) is this box or no other host at all, or undefined. */
+export function webhookHostProblem(host: string): string | undefined {
+  const h = host.replace(/^\[|\]$/g, '');
+  return isIP(plainAddress(h)) ? notAnotherHost(h) : nameIsThisBox(h);
+}
+
+type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** dns.lookup, refusing a name that resolves (even in part) to an address that is not another host. */
+function guardedLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+    if (err) return callback(err, []);
+    for (const a of addresses) {
+      const why = notAnotherHost(a.address);
+      if (why) return callback(Object.assign(new Error(`webhook host ${hostname} resolves to ${a.address}, ${why}: not sent`), { code: 'EREFUSED' }), []);
+    }
+    if (options.all) return callback(null, addresses);
+    callback(null, addresses[0].address, addresses[0].family);
+  });
+}
 
 export const SIGNATURE_HEADER = 'X-PrintBox-Signature';
 export const TIMESTAMP_HEADER = 'X-PrintBox-Timestamp';
@@ -34,6 +60,8 @@ export interface WebhookPost {
 export function postWebhook(p: WebhookPost): Promise<void> {
   const u = new URL(p.url);
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return Promise.reject(new Error('webhook URL must be http:// or https://'));
+  const self = webhookHostProblem(u.hostname);
+  if (self) return Promise.reject(new Error(`webhook host ${u.hostname} is ${self}: not sent`));
   const timestamp = Math.floor(p.now / 1000);
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',
@@ -44,7 +72,7 @@ export function postWebhook(p: WebhookPost): Promise<void> {
     [DELIVERY_HEADER]: String(p.deliveryId),
   };
   return new Promise((resolve, reject) => {
-    const options = { method: 'POST', headers, timeout: TIMEOUT_MS };
+    const options = { method: 'POST', headers, timeout: TIMEOUT_MS, lookup: guardedLookup };
     const req =
       u.protocol === 'https:'
         ? https.request(u, { ...options, ca: p.caPem ? [...rootCertificates, p.caPem] : undefined, minVersion: 'TLSv1.2' })
@@ -52,17 +80,13 @@ export function postWebhook(p: WebhookPost): Promise<void> {
     req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
     req.on('error', reject);
     req.on('response', (res) => {
-      let answer = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => {
-        if (answer.length < ANSWER_BYTES) answer += c;
-      });
+      const status = res.statusCode ?? 0;
+      // Nothing of the answer is kept: only its status is the result.
+      res.resume();
       res.on('error', reject);
       res.on('end', () => {
-        const status = res.statusCode ?? 0;
         if (status >= 200 && status < 300) return resolve();
-        const where = status >= 300 && status < 400 ? ` (redirects are not followed${res.headers.location ? `: Location ${String(res.headers.location).slice(0, 200)}` : ''})` : '';
-        reject(new Error(`HTTP ${status}${where}${answer.trim() ? `: ${answer.trim().slice(0, 200)}` : ''}`));
+        reject(new Error(`HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}`));
       });
     });
     req.end(p.body);

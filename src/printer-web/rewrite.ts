@@ -1,7 +1,7 @@
 // A printer's page served under /proxy/{serial}/: what the reference agent rewrites so that the
 // page works under that prefix (and so that the central server, which swaps the agent's prefix
 // /proxy/{serial} for its own, finds it): root-absolute links, CSS url(), simple script redirects,
-// a <base> for relative links, Location and Set-Cookie. Pure string work, no I/O.
+// a <base> for relative links and Location (its cookies: cookie-jar.ts). Pure string work, no I/O.
 
 /** Content types whose text is rewritten (the reference's list). */
 export function rewritable(contentType: string | undefined): 'html' | 'css' | 'js' | undefined {
@@ -84,27 +84,4 @@ export function rewriteLocation(location: string, prefix: string, origin: string
   const base = new URL(origin);
   if (u.host !== base.host && u.hostname !== base.hostname) return location;
   return prefix + u.pathname + u.search + u.hash;
-}
-
-/**
- * A Set-Cookie from the printer, scoped to the prefix: Path under it, no Domain, Secure as the
- * browser reached the box. A cookie named like the box's own session is dropped (undefined): it
- * would shadow the technician's session on these paths.
- */
-export function rewriteSetCookie(header: string, prefix: string, secure: boolean, reservedName: string): string | undefined {
-  const [pair, ...attrs] = header.split(';');
-  const name = pair.split('=')[0].trim();
-  if (!name || name === reservedName) return undefined;
-  let path = '/';
-  const kept: string[] = [];
-  for (const raw of attrs) {
-    const a = raw.trim();
-    const key = a.split('=')[0].trim().toLowerCase();
-    if (key === 'path') path = a.slice(a.indexOf('=') + 1).trim() || '/';
-    else if (key === 'domain' || key === 'secure') continue;
-    else if (a) kept.push(a);
-  }
-  if (!path.startsWith('/')) path = '/';
-  const scoped = path.startsWith(prefix + '/') || path === prefix ? path : prefix + path;
-  return [pair.trim(), `Path=${scoped}`, ...kept, ...(secure ? ['Secure'] : [])].join('; ');
 }

@@ -3,6 +3,7 @@
 // the path after /proxy/{serial} is only ever a path on that printer.
 import type { Device } from '../model/device.js';
 import { inAllowedRanges, parseIPv4 } from '../snmp/ranges.js';
+import { notAnotherHost } from '../net/own-targets.js';
 
 export interface PrinterWebTarget {
   scheme: 'http' | 'https';
@@ -18,8 +19,8 @@ export type TargetResult = { ok: true; target: PrinterWebTarget } | { ok: false;
 export interface TargetRules {
   /** discovery.allowed_ranges: non-empty = the box talks to no address outside it. */
   allowedRanges: readonly string[];
-  /** The box's own web ports: on a loopback address they would reach the box itself as local admin. */
-  ownPorts: readonly number[];
+  /** The box's own addresses (net/own-targets.ts ownAddresses()): never a printer, on any port. */
+  ownAddresses: ReadonlySet<string>;
 }
 
 /**
@@ -34,6 +35,11 @@ export function printerWebTarget(device: Device, rules: TargetRules): TargetResu
   if (device.is_usb) return refuse(409, `device ${serial} is a USB printer: its web page is not proxied`);
   const host = device.ip;
   if (!host || parseIPv4(host) === null) return refuse(409, `device ${serial} has no IPv4 address to proxy to`);
+  // Before anything else about the address: a record saying 0.0.0.0 or 127.0.0.1 (a hostile
+  // announcement, a mistyped import) would otherwise have the box fetch its own pages, on any port,
+  // as the local administrator.
+  const self = notAnotherHost(host, rules.ownAddresses);
+  if (self) return refuse(403, `device ${serial} is at ${host}, ${self}: a printer's page is never fetched from this box itself`);
   if (!inAllowedRanges(host, rules.allowedRanges)) return refuse(403, `device ${serial} is at ${host}, outside discovery.allowed_ranges`);
   let scheme: 'http' | 'https' = 'http';
   let port = 80;
@@ -48,9 +54,6 @@ export function printerWebTarget(device: Device, rules: TargetRules): TargetResu
       scheme = u.protocol === 'https:' ? 'https' : 'http';
       port = u.port ? Number(u.port) : scheme === 'https' ? 443 : 80;
     }
-  }
-  if (host.startsWith('127.') && rules.ownPorts.includes(port)) {
-    return refuse(403, `device ${serial} points at this box's own port ${port}: not proxied`);
   }
   const defaultPort = scheme === 'https' ? 443 : 80;
   const origin = `${scheme}://${host}${port === defaultPort ? '' : `:${port}`}`;

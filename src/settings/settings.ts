@@ -5,6 +5,7 @@ import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
 import type { LogLevel } from '../config/config.js';
 import { inheritedKeyProblem, ownValue } from '../model/inherited-keys.js';
 import { X509Certificate } from 'node:crypto';
+import { webhookHostProblem } from '../notify/webhook.js';
 import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
 import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from '../notify/recipients.js';
 
@@ -252,6 +253,9 @@ export function webhookUrlProblem(v: unknown): string | undefined {
   }
   if (u.protocol !== 'https:' && u.protocol !== 'http:') return 'must be an http:// or https:// URL';
   if (u.username || u.password) return 'must not carry a user name or password (the request is signed with webhook_secret)';
+  // Names are checked again at send time, on every address they resolve to (notify/webhook.ts).
+  const self = webhookHostProblem(u.hostname);
+  if (self) return `must not name ${self}: alerts go to another host`;
   return undefined;
 }
 const listOf = (v: unknown, f: string, max: number, what: string): unknown[] => {

@@ -1,6 +1,10 @@
-// HTTP -> HTTPS redirect: same host, same path and query, the HTTPS port. Runs before anything
-// else on the HTTP listener (contract 1), and as `printbox-agent redirect` under systemd.
+// HTTP -> HTTPS redirect: same path and query, the HTTPS port, on a host that is the box's own.
+// Runs before anything else on the HTTP listener (contract 1), and as `printbox-agent redirect`
+// under systemd. The Host header is echoed only when it names the box (one of its addresses, its
+// host name, that name under .local, localhost): any other Host (a forged `evil.example`) would
+// make the box send its visitors to another site, so the address they reached it on is used.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ownAddresses, ownHostNames, plainAddress } from '../net/own-targets.js';
 
 // A Host header we are willing to echo into Location: a DNS name, IPv4, or bracketed IPv6.
 const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,62}))*\.?|\[[0-9A-Fa-f:.]+\])$/;
@@ -8,11 +12,17 @@ const HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9](?:[A-Za-z0-9
 function hostOf(req: IncomingMessage): string {
   const header = req.headers.host ?? '';
   const host = header.startsWith('[') ? header.slice(0, header.indexOf(']') + 1) : header.split(':')[0];
-  if (host && host.length <= 253 && HOST.test(host)) return host;
-  // No usable Host header: name the address the client reached us on.
+  if (host && host.length <= 253 && HOST.test(host) && namesThisBox(host)) return host;
+  // No usable Host header, or one naming another host: the address the client reached us on.
   const local = req.socket.localAddress ?? '127.0.0.1';
   const v4 = local.startsWith('::ffff:') ? local.slice(7) : local;
   return v4.includes(':') ? `[${v4}]` : v4;
+}
+
+function namesThisBox(host: string): boolean {
+  const h = host.toLowerCase().replace(/\.$/, '');
+  if (ownHostNames().has(h)) return true;
+  return h.includes(':') || /^[\d.]+$/.test(h) ? ownAddresses().has(plainAddress(h)) : false;
 }
 
 function pathOf(req: IncomingMessage): string {

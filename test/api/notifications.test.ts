@@ -1,19 +1,31 @@
-// Notifications (issue 36) through the real agent: e-mail to a real SMTP server (smtp-server on
-// 127.0.0.1, STARTTLS or TLS from the start, AUTH, a self-signed certificate the test makes) and
-// webhooks to a real HTTP receiver on 127.0.0.1 that checks the HMAC signature. Alerts open the way
+// Notifications (issue 36) through the real agent: e-mail to a real SMTP server (smtp-server,
+// STARTTLS or TLS from the start, AUTH, a self-signed certificate the test makes) and webhooks to a
+// real HTTP receiver that checks the HMAC signature. The agent runs in the box namespace of a test
+// LAN (helpers/lan.ts): it never sends a webhook to loopback or to itself, so the receivers, here in
+// the test, are reached at a laptop's address (198.18.7.2) through relays (helpers/ns-relay.ts); the
+// mail servers are relayed to the box's own 127.0.0.1. Alerts open the way
 // test/api/alerts.test.ts opens its offline alert: saved printers that stopped answering, here
 // judged again when `alerts.offline_after_minutes` changes. The outbox is tried across a mail
-// server that answers 451, one that is down, and a kill -9 of the agent. Nothing leaves 127.0.0.0/8.
-import { test, before, after } from 'node:test';
+// server that answers 451, one that is down, and a kill -9 of the agent. Nothing leaves 127.0.0.0/8
+// and the test's own namespaces.
+import { test as nodeTest, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { appendFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { startAgent, writeConfig, expectJson, expectTextError, type Agent, type TestConfig } from '../helpers/agent.js';
+import { writeConfig, expectJson, expectTextError, type Agent, type TestConfig } from '../helpers/agent.js';
 import { device, ndjson, MINUTE } from '../helpers/seed.js';
 import { until } from '../helpers/until.js';
 import { loopbackCertificate, startSmtp, type SmtpServer } from '../helpers/smtp.js';
+import { createLan, lanUnavailable, type Lan } from '../helpers/lan.js';
+import { relayInto, startAgentInLan, type Relay } from '../helpers/ns-relay.js';
+
+const lanSkip = lanUnavailable();
+if (lanSkip) console.log(`# notification tests skipped: ${lanSkip}`);
+const test = lanSkip ? nodeTest.skip : nodeTest;
+/** Where the box reaches the test's webhook receivers: a laptop on the site network. */
+const RECEIVER_HOST = '198.18.7.2';
 
 const SERIALS = ['NOTIFY-1', 'NOTIFY-2', 'NOTIFY-3'];
 const PASSWORD = 'smtp-password-7f3a9c';
@@ -37,6 +49,8 @@ interface Hook {
 const hooks: Hook[] = [];
 let receiver: http.Server;
 let receiverPort = 0;
+let lan: Lan;
+const relays: Relay[] = [];
 
 function verify(headers: http.IncomingHttpHeaders, body: string): boolean {
   const ts = Number(headers['x-printbox-timestamp']);
@@ -51,7 +65,7 @@ const post = (path: string, body: unknown) =>
   agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 const settings = async () => expectJson(await agent.get('/settings')) as any;
 const outbox = async () => expectJson(await agent.get('/api/notifications/outbox?limit=500')) as any;
-const hookUrl = (path: string) => `http://127.0.0.1:${receiverPort}${path}`;
+const hookUrl = (path: string) => `http://${RECEIVER_HOST}:8080${path}`;
 const mailsAbout = (serial: string) => smtp.received.filter((m) => m.raw.includes(serial));
 
 /** Opens an offline alert for each seeded printer (silent 30 minutes, rule 10), after clearing any. */
@@ -77,7 +91,9 @@ const MAIL = () => ({
 });
 
 before(async () => {
-  cert = await loopbackCertificate();
+  if (lanSkip) return;
+  lan = createLan();
+  cert = await loopbackCertificate([RECEIVER_HOST]);
   smtp = await startSmtp({ ...cert, users: { [SMTP_USER]: PASSWORD } });
   smtpTls = await startSmtp({ ...cert, users: { [SMTP_USER]: PASSWORD }, implicitTls: true });
   receiver = http.createServer((req, res) => {
@@ -96,13 +112,15 @@ before(async () => {
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverPort = (receiver.address() as { port: number }).port;
+  relays.push(await relayInto(lan.laptopNs, RECEIVER_HOST, 8080, receiverPort));
 
   cfg = await writeConfig();
   // Short retries, so a retry is seen in seconds: 0.5 s, 1 s, 2 s, 4 s, then failed.
   appendFileSync(cfg.configPath, '\n[notifications]\nretry_first_ms = 500\nmax_attempts = 5\n');
   const silent = Date.now() - 30 * MINUTE;
-  agent = await startAgent({
+  agent = await startAgentInLan(lan, {
     config: cfg,
+    expose: [smtp.port, smtpTls.port],
     seed: ndjson(SERIALS.map((s, i) => device(s, { ip: `127.0.36.${210 + i}`, is_saved: true, last_seen: silent }))),
   });
 });
@@ -112,6 +130,8 @@ after(async () => {
   await smtp?.stop();
   await smtpTls?.stop();
   receiver?.close();
+  for (const r of relays) r.stop();
+  lan?.destroy();
 });
 
 test('defaults shown; bad values are a 400 naming the field and change nothing', async () => {
@@ -133,6 +153,8 @@ test('defaults shown; bad values are a 400 naming the field and change nothing',
     [{ recipients: [{ webhooks: ['file:///etc/passwd'] }], webhook_secret: SECRET }, 'notifications.recipients[0].webhooks must be an http:// or https:// URL'],
     [{ recipients: [{ webhooks: ['ftp://127.0.0.1/x'] }], webhook_secret: SECRET }, 'notifications.recipients[0].webhooks must be an http:// or https:// URL'],
     [{ recipients: [{ webhooks: ['https://u:p@127.0.0.1/x'] }], webhook_secret: SECRET }, 'notifications.recipients[0].webhooks must not carry a user name or password (the request is signed with webhook_secret)'],
+    // The receiver where it really listens, on the test's loopback: loopback is never a webhook's target.
+    [{ recipients: [{ webhooks: [`http://127.0.0.1:${receiverPort}/hook`] }], webhook_secret: SECRET }, 'notifications.recipients[0].webhooks must not name a loopback address (127.0.0.0/8): alerts go to another host'],
     [{ recipients: [{ webhooks: [hookUrl('/hook')] }] }, 'notifications.webhook_secret must be set: a rule names webhooks'],
     [{ recipients: [{ emails: [OPS] }] }, 'notifications.smtp_host must be set: a rule names e-mail addresses'],
     [{ smtp_security: 'none', smtp_user: 'x' }, 'notifications.smtp_security must be starttls or tls when smtp_user is set (the password would cross the network in clear)'],
@@ -207,8 +229,9 @@ test('send a test: certificates are verified (a self-signed one fails until trus
     });
   });
   await new Promise<void>((r) => secure.listen(0, '127.0.0.1', r));
+  const secureRelay = await relayInto(lan.laptopNs, RECEIVER_HOST, 8443, (secure.address() as { port: number }).port);
   try {
-    const secureUrl = `https://127.0.0.1:${(secure.address() as { port: number }).port}/hook`;
+    const secureUrl = `https://${RECEIVER_HOST}:8443/hook`;
     expectJson(await post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook'), secureUrl] }] } }));
     const viaHttps = expectJson(await post('/api/notifications/test', { target: secureUrl })) as any;
     assert.deepEqual(viaHttps.results, [{ channel: 'webhook', target: secureUrl, ok: true }]);
@@ -217,6 +240,7 @@ test('send a test: certificates are verified (a self-signed one fails until trus
     expectJson(await post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook')] }] } }));
   } finally {
     secure.close();
+    secureRelay.stop();
   }
 
   // TLS from the start (465-style), same certificate.
@@ -281,7 +305,7 @@ test('a webhook that redirects is not followed: retried, then marked failed, in 
   });
   for (const m of failed.mine) {
     assert.equal(m.attempts, 5);
-    assert.match(m.last_error, /^HTTP 302 \(redirects are not followed: Location http:\/\/127\.0\.0\.1:\d+\/elsewhere\)$/);
+    assert.equal(m.last_error, 'HTTP 302 (redirects are not followed)', 'the status only: the Location is the receiver\'s own');
     assert.equal(m.next_attempt_at, null);
   }
   assert.ok(failed.o.counts.failed >= 3);
@@ -301,10 +325,11 @@ test('a message queued while the mail server is down survives a kill -9 and is d
   const killed = new Promise((r) => agent.proc.once('exit', r));
   agent.proc.kill('SIGKILL');
   await killed;
+  await agent.stop({ keepDir: true }); // its relays
 
   const before = smtp.received.length;
   await smtp.listen(); // the same port again
-  agent = await startAgent({ config: cfg });
+  agent = await startAgentInLan(lan, { config: cfg, expose: [smtp.port, smtpTls.port] });
   const rows = await until('three messages delivered after the restart', async () => {
     const mine = (await outbox()).messages.filter((m: any) => alerts.some((a) => m.alert_ids.includes(a.id)));
     return mine.length === 3 && mine.every((m: any) => m.state === 'sent') ? mine : undefined;

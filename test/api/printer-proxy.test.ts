@@ -2,7 +2,12 @@
 // CUPS's ippeveprinter (a real printer web server, test/helpers/ipp-printer.ts) and a small HTTPS
 // "printer" of the test's own with a self-signed certificate that shows what reached it; then the
 // same through PrintMaster's own central server, as its UI asks for it; and from a laptop on the
-// site network without a credential. Nothing leaves 127.0.0.0/8 or the test's own namespaces.
+// site network without a credential. The agent runs in the box namespace of a test LAN
+// (helpers/lan.ts): it never fetches a printer's page from loopback or from itself, so the
+// printers, served here by the test, are reached at laptop addresses (198.18.7.2: ippeveprinter,
+// 198.18.7.3: the echo printer) through relays (helpers/ns-relay.ts), and the test reaches the
+// agent through a relay to the box's own 127.0.0.1 (as the local administrator, as before).
+// Nothing leaves 127.0.0.0/8 or the test's own namespaces.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,16 +17,27 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { expectTextError, startAgent, writeConfig, type Agent, type Res } from '../helpers/agent.js';
+import { expectTextError, writeConfig, type Agent, type Res } from '../helpers/agent.js';
 import { ippPrinterUnavailable, startIppPrinter, type IppPrinter } from '../helpers/ipp-printer.js';
 import { createLan, lanRequests, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../helpers/lan.js';
+import { relayInto, startAgentInLan, type Relay } from '../helpers/ns-relay.js';
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../helpers/printmaster.js';
 import { connectedAgentId, serverKnowsDevice } from '../helpers/pm-agent.js';
 import { device, ndjson } from '../helpers/seed.js';
 import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
 
-const skipIpp = ippPrinterUnavailable();
+const skipLan = lanUnavailable();
+const skipIpp = ippPrinterUnavailable() ?? skipLan;
 if (skipIpp) console.log(`# printer proxy tests against ippeveprinter skipped: ${skipIpp}`);
+
+/** Where the box finds the printers: laptops on the site network (relayed to the test's servers). */
+const IPP_HOST = '198.18.7.2';
+const IPP_PORT = 631;
+const ECHO_HOST = '198.18.7.3';
+const ECHO_PORT = 8443;
+const ECHO_ORIGIN = `https://${ECHO_HOST}:${ECHO_PORT}`;
+/** The jar cookie (src/printer-web/cookie-jar.ts) holding these printer cookies. */
+const jarOf = (entries: [string, string, number | null][]) => Buffer.from(JSON.stringify(entries), 'utf8').toString('base64url');
 
 function fetchDirect(port: number, path: string): Promise<{ status: number; type: string; bytes: Buffer }> {
   return new Promise((ok, fail) => {
@@ -57,7 +73,7 @@ async function startEchoPrinter(): Promise<{ port: number; seen: { method: strin
         return res.end(JSON.stringify({ method: req.method, url: req.url, headers: req.headers, body }));
       }
       if (path === '/redirect') {
-        res.writeHead(302, { Location: `https://127.0.0.1:${port}/after/x?y=1#top` });
+        res.writeHead(302, { Location: `${ECHO_ORIGIN}/after/x?y=1#top` });
         return res.end();
       }
       if (path === '/dir/redirect-relative') {
@@ -77,7 +93,7 @@ async function startEchoPrinter(): Promise<{ port: number; seen: { method: strin
         return res.end(
           `<html><head><title>Status</title><style>body{background:url(/img/bg.png)}</style></head><body>` +
             `<a href="/status">status</a><img src='/logo.png'><form action="/set" method="post"></form>` +
-            `<a href="https://127.0.0.1:${port}/abs">abs</a><a href="rel.html">rel</a><a href="https://printer-vendor.invalid/">vendor</a></body></html>`,
+            `<a href="${ECHO_ORIGIN}/abs">abs</a><a href="rel.html">rel</a><a href="https://printer-vendor.invalid/">vendor</a></body></html>`,
         );
       }
       if (path === '/evil.html') {
@@ -125,28 +141,37 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
   let ipp: IppPrinter;
   let echo: Awaited<ReturnType<typeof startEchoPrinter>>;
   let agent: Agent;
+  let lan: Lan;
+  const relays: Relay[] = [];
 
   before(async () => {
+    lan = createLan();
     [ipp, echo] = await Promise.all([startIppPrinter({ queue: 'Front Desk', make: 'Acme', model: 'LaserWriter 9000' }), startEchoPrinter()]);
+    relays.push(await relayInto(lan.laptopNs, IPP_HOST, IPP_PORT, ipp.port), await relayInto(lan.laptopNs, ECHO_HOST, ECHO_PORT, echo.port));
     const config = await writeConfig();
-    agent = await startAgent({
+    agent = await startAgentInLan(lan, {
       config,
       seed: ndjson([
-        device('IPP-1', { ip: '127.0.0.1', is_saved: true, web_ui_url: `http://127.0.0.1:${ipp.port}/` }),
-        device('IPP-NOT-SAVED', { ip: '127.0.0.1', is_saved: false, web_ui_url: `http://127.0.0.1:${ipp.port}/` }),
-        device('ECHO-1', { ip: '127.0.0.1', is_saved: true, web_ui_url: `https://127.0.0.1:${echo.port}/` }),
+        device('IPP-1', { ip: IPP_HOST, is_saved: true, web_ui_url: `http://${IPP_HOST}:${IPP_PORT}/` }),
+        device('IPP-NOT-SAVED', { ip: IPP_HOST, is_saved: false, web_ui_url: `http://${IPP_HOST}:${IPP_PORT}/` }),
+        device('ECHO-1', { ip: ECHO_HOST, is_saved: true, web_ui_url: `${ECHO_ORIGIN}/` }),
         // A URL naming another host: its port is not used; port 80 on the record's address is.
-        device('ELSEWHERE', { ip: '127.0.0.1', is_saved: true, web_ui_url: `http://127.0.0.2:${ipp.port}/` }),
+        device('ELSEWHERE', { ip: ECHO_HOST, is_saved: true, web_ui_url: `http://${IPP_HOST}:${IPP_PORT}/` }),
         device('SELF', { ip: '127.0.0.1', is_saved: true, web_ui_url: `https://127.0.0.1:${config.httpsPort}/` }),
+        // Where the printer really listens, the test's loopback: never a printer's address.
+        device('IPP-LOOP', { ip: '127.0.0.1', is_saved: true, web_ui_url: `http://127.0.0.1:${ipp.port}/` }),
         device('USB-1', { ip: '', is_saved: true, is_usb: true, device_type: 'usb', source_type: 'usb' }),
-        device('FAR', { ip: '127.0.9.9', is_saved: true }),
+        // No route to it from the box: the connect fails at once.
+        device('FAR', { ip: '198.18.9.9', is_saved: true }),
       ]),
     });
   });
   after(async () => {
     await agent?.stop();
+    for (const r of relays) r.stop();
     echo?.stop();
     await ipp?.stop();
+    lan?.destroy();
   });
 
   test('the printer\'s own page arrives, its links kept under /proxy/{serial}/', async () => {
@@ -184,7 +209,7 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     const r = await agent.request('/proxy/ECHO-1/echo?a=1&b=2', {
       headers: {
         Accept: 'application/json',
-        Cookie: 'pm_agent_session=THE-TECHNICIANS-SESSION; sid=abc',
+        Cookie: `pm_agent_session=THE-TECHNICIANS-SESSION; pbx_printer_jar=${jarOf([['sid', 'abc', null]])}; other=box-cookie`,
         'X-Forwarded-For': '10.9.9.9',
         'X-Service-Proxy': 'server',
         Connection: 'keep-alive, X-Custom',
@@ -196,13 +221,13 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     assert.equal(r.status, 200, r.body);
     const seen = JSON.parse(r.body) as { method: string; url: string; headers: Record<string, string> };
     assert.equal(seen.url, '/echo?a=1&b=2', 'the path after the serial and the query, as they were');
-    assert.equal(seen.headers.host, `127.0.0.1:${echo.port}`);
-    assert.equal(seen.headers.cookie, 'sid=abc', 'the box\'s session cookie never reaches the printer');
+    assert.equal(seen.headers.host, `${ECHO_HOST}:${ECHO_PORT}`);
+    assert.equal(seen.headers.cookie, 'sid=abc', 'the printer gets its own cookies from its jar, never the box\'s');
     assert.equal(seen.headers['x-forwarded-for'], undefined);
     assert.equal(seen.headers['x-service-proxy'], undefined);
     assert.equal(seen.headers['accept-language'], 'de');
-    assert.equal(seen.headers.origin, `https://127.0.0.1:${echo.port}`, 'Origin is the printer\'s own (vendor CSRF checks)');
-    assert.equal(seen.headers.referer, `https://127.0.0.1:${echo.port}/dir/page.html?q=1`);
+    assert.equal(seen.headers.origin, ECHO_ORIGIN, 'Origin is the printer\'s own (vendor CSRF checks)');
+    assert.equal(seen.headers.referer, `${ECHO_ORIGIN}/dir/page.html?q=1`);
     assert.equal(seen.headers['accept-encoding'], 'identity');
     for (const h of ['x-frame-options', 'strict-transport-security']) assert.equal(header(r, h), undefined, h);
     assert.match(String(header(r, 'content-security-policy')), /^sandbox /);
@@ -233,7 +258,7 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     assert.match(r.body, /href="https:\/\/printer-vendor\.invalid\/"/, 'another site stays another site');
   });
 
-  test('Location and Set-Cookie are kept under the prefix', async () => {
+  test('Location is kept under the prefix; the printer\'s Set-Cookie becomes its jar cookie under the prefix', async () => {
     const abs = await get(agent, '/proxy/ECHO-1/redirect');
     assert.equal(abs.status, 302);
     assert.equal(header(abs, 'location'), '/proxy/ECHO-1/after/x?y=1#top');
@@ -243,7 +268,14 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     const away = await get(agent, '/proxy/ECHO-1/redirect-away');
     assert.equal(header(away, 'location'), 'http://printer-vendor.invalid/help', 'another host is not proxied: the browser goes there itself');
     const c = await get(agent, '/proxy/ECHO-1/cookie');
-    assert.deepEqual(c.headers['set-cookie'], ['sid=abc; Path=/proxy/ECHO-1/; HttpOnly; Secure', 'lang=en; Path=/proxy/ECHO-1/settings; Secure'], 'no Domain; a cookie named like the box\'s session is dropped');
+    assert.deepEqual(
+      c.headers['set-cookie'],
+      [`pbx_printer_jar=${jarOf([['sid', 'abc', null], ['pm_agent_session', 'planted', null], ['lang', 'en', null]])}; Path=/proxy/ECHO-1/; HttpOnly; SameSite=Lax; Secure`],
+      'one cookie of the box\'s making under the printer\'s prefix: no Domain, no other path, no cookie named like the box\'s session',
+    );
+    // Given back, the jar is the printer's cookies again, and only to this printer.
+    const back = await agent.request('/proxy/ECHO-1/echo', { headers: { Accept: 'application/json', Cookie: String(c.headers['set-cookie']![0]).split(';')[0] } });
+    assert.equal(JSON.parse(back.body).headers.cookie, 'sid=abc; pm_agent_session=planted; lang=en');
   });
 
   test('in a browser, the printer\'s scripts cannot use the box\'s API (the page has an opaque origin)', { skip: chromiumMissing }, async () => {
@@ -275,7 +307,7 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     const started = performance.now(); // monotonic: a wall-clock step cannot shorten the wait
     // 90 s is only a give-up; the message says it was the agent's 25 s limit that answered.
     const r = await agent.request('/proxy/ECHO-1/slow', { headers: { Accept: 'text/html' }, timeoutMs: 90_000 });
-    expectTextError(r, 502, `printer "ECHO-1" at https://127.0.0.1:${echo.port}: no answer within 25000 ms`);
+    expectTextError(r, 502, `printer "ECHO-1" at ${ECHO_ORIGIN}: no answer within 25000 ms`);
     // Not before its time. Only time shows it (the agent is another process with no clock to set),
     // and as a LOWER bound measured from before the request it cannot fail on a loaded machine,
     // which only makes the answer later. No upper bound.
@@ -283,18 +315,20 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     assert.ok(waited >= 24_000, `given up after ${Math.round(waited)} ms, before its 25 s`);
   });
 
-  test('refusals: unknown, not saved, USB, no web server, another host\'s port, the box itself', async () => {
+  test('refusals: unknown, not saved, USB, no web server, another host\'s port, the box itself, loopback', async () => {
     expectTextError(await get(agent, '/proxy/NOPE/'), 404, 'no device with serial "NOPE"');
     expectTextError(await get(agent, '/proxy/IPP-NOT-SAVED/'), 403, 'device "IPP-NOT-SAVED" is not saved: only a saved printer\'s web page is proxied');
     expectTextError(await get(agent, '/proxy/USB-1/'), 409, 'device "USB-1" is a USB printer: its web page is not proxied');
-    expectTextError(await get(agent, '/proxy/SELF/settings'), 403, `device "SELF" points at this box's own port ${agent.httpsPort}: not proxied`);
-    // web_ui_url names 127.0.0.2: neither its host nor its port is used, only the record's address on port 80.
+    const loopback = 'a loopback address (127.0.0.0/8): a printer\'s page is never fetched from this box itself';
+    expectTextError(await get(agent, '/proxy/SELF/settings'), 403, `device "SELF" is at 127.0.0.1, ${loopback}`);
+    expectTextError(await get(agent, '/proxy/IPP-LOOP/'), 403, `device "IPP-LOOP" is at 127.0.0.1, ${loopback}`);
+    // web_ui_url names the other laptop: neither its host nor its port is used, only the record's address on port 80.
     const elsewhere = await get(agent, '/proxy/ELSEWHERE/');
     assert.equal(elsewhere.status, 502, elsewhere.body);
-    assert.match(elsewhere.body, /^printer "ELSEWHERE" at http:\/\/127\.0\.0\.1: /);
+    assert.match(elsewhere.body, /^printer "ELSEWHERE" at http:\/\/198\.18\.7\.3: connect ECONNREFUSED/);
     const far = await get(agent, '/proxy/FAR/');
     assert.equal(far.status, 502);
-    assert.match(far.body, /^printer "FAR" at http:\/\/127\.0\.9\.9: connect ECONNREFUSED/);
+    assert.match(far.body, /^printer "FAR" at http:\/\/198\.18\.9\.9: connect E(NETUNREACH|HOSTUNREACH)/);
   });
 
   test('nothing in the request changes where it goes: paths that try to leave the printer are refused', async () => {
@@ -316,11 +350,11 @@ describe('a saved printer\'s web page through the box', { skip: skipIpp ?? false
     const set = await agent.request('/settings', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
-      body: JSON.stringify({ discovery: { allowed_ranges: ['127.0.9.0/24'] } }),
+      body: JSON.stringify({ discovery: { allowed_ranges: ['198.18.9.0/24'] } }),
     });
     assert.equal(set.status, 200, set.body);
     try {
-      expectTextError(await get(agent, '/proxy/IPP-1/'), 403, 'device "IPP-1" is at 127.0.0.1, outside discovery.allowed_ranges');
+      expectTextError(await get(agent, '/proxy/IPP-1/'), 403, `device "IPP-1" is at ${IPP_HOST}, outside discovery.allowed_ranges`);
     } finally {
       const back = await agent.request('/settings', {
         method: 'POST',
@@ -338,20 +372,28 @@ describe('through PrintMaster\'s own central server, as its UI asks', { skip: sk
   let pm: PmServer;
   let agent: Agent;
   let agentId: string;
+  let lan: Lan;
+  let relay: Relay;
 
   before(async () => {
+    lan = createLan();
     [ipp, pm] = await Promise.all([startIppPrinter({ queue: 'Branch Office' }), startPrintmaster()]);
-    agent = await startAgent({
+    relay = await relayInto(lan.laptopNs, IPP_HOST, IPP_PORT, ipp.port);
+    agent = await startAgentInLan(lan, {
       serverUrl: pm.url,
       server: { enrollment_token: pm.token, ca_file: pm.caFile },
-      seed: ndjson([device('IPP-PM', { ip: '127.0.0.1', is_saved: true, manufacturer: 'Acme', model: 'LaserWriter 9000', web_ui_url: `http://127.0.0.1:${ipp.port}/` })]),
+      // The server, on the test's 127.0.0.1, at the same address and port on the box's.
+      expose: [Number(new URL(pm.url).port)],
+      seed: ndjson([device('IPP-PM', { ip: IPP_HOST, is_saved: true, manufacturer: 'Acme', model: 'LaserWriter 9000', web_ui_url: `http://${IPP_HOST}:${IPP_PORT}/` })]),
     });
     agentId = await connectedAgentId(pm);
   });
   after(async () => {
     await agent?.stop();
+    relay?.stop();
     await pm?.kill();
     await ipp?.stop();
+    lan?.destroy();
   });
 
   test('the agent proxy reaches the printer\'s page through the box', async () => {
@@ -365,7 +407,7 @@ describe('through PrintMaster\'s own central server, as its UI asks', { skip: sk
   test('the server\'s device proxy (its "open web UI" button) shows the printer\'s page', async () => {
     // The server routes a device by the agent it has on record for it. The box's uploads may not
     // have reached this server yet (issue 31, item 1): the record is given the way the box sends it.
-    await serverKnowsDevice(pm, agent, agentId, { serial: 'IPP-PM', ip: '127.0.0.1', manufacturer: 'Acme', model: 'LaserWriter 9000' });
+    await serverKnowsDevice(pm, agent, agentId, { serial: 'IPP-PM', ip: IPP_HOST, manufacturer: 'Acme', model: 'LaserWriter 9000' });
     const r = await pm.api('GET', '/api/v1/proxy/device/IPP-PM/');
     assert.equal(r.status, 200, r.text.slice(0, 300));
     assert.match(r.text, /Branch Office/);
@@ -378,7 +420,6 @@ describe('through PrintMaster\'s own central server, as its UI asks', { skip: sk
   });
 });
 
-const skipLan = lanUnavailable();
 describe('from a laptop on the site network', { skip: skipLan ?? false }, () => {
   let lan: Lan;
   let box: BoxAgent;

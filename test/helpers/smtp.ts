@@ -26,8 +26,8 @@ export interface SmtpServer {
   listen(): Promise<void>;
 }
 
-/** A self-signed certificate for 127.0.0.1 (its own CA: trust it by giving it as ca_pem). */
-export async function loopbackCertificate(): Promise<{ cert: string; key: string }> {
+/** A self-signed certificate for 127.0.0.1 and `moreIps` (its own CA: trust it by giving it as ca_pem). */
+export async function loopbackCertificate(moreIps: string[] = []): Promise<{ cert: string; key: string }> {
   const pems = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
     keySize: 2048,
     algorithm: 'sha256',
@@ -35,7 +35,7 @@ export async function loopbackCertificate(): Promise<{ cert: string; key: string
       { name: 'basicConstraints', cA: true },
       { name: 'keyUsage', keyCertSign: true, digitalSignature: true, keyEncipherment: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] },
+      { name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }, ...moreIps.map((ip) => ({ type: 7 as const, ip }))] },
     ],
   });
   return { cert: pems.cert, key: pems.private };

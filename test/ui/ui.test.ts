@@ -15,6 +15,8 @@ import { importNdjson, repoRoot, runCli, startAgent, expectJson, type Agent } fr
 import { DAY, HOUR, bucketStart, device, metrics, ndjson, type MetricsLine } from '../helpers/seed.js';
 import { fixturePath, startSnmpSim, ensureSnmpsim, type SnmpSim } from '../helpers/snmpsim.js';
 import { chromiumMissing, launchChromium } from '../helpers/chromium.js';
+import { createLan, lanUnavailable } from '../helpers/lan.js';
+import { relayInto, startAgentInLan } from '../helpers/ns-relay.js';
 
 const skip = chromiumMissing || (ensureSnmpsim() ?? false);
 if (skip) console.log(`# web UI tests skipped: ${skip}`);
@@ -374,8 +376,16 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
 });
 
-test('notifications: a settings part with rules, write-only secrets, "Send a test" and the outbox\'s failures', { skip }, async () => {
-  // A webhook receiver on loopback: /ok answers 204, /down 500 (a failing delivery to show).
+test('notifications: a settings part with rules, write-only secrets, "Send a test" and the outbox\'s failures', { skip: skip || (lanUnavailable() ?? false) }, async () => {
+  // A box never sends a webhook to loopback or to itself: this part is shown by an agent of its own
+  // in a test LAN's box namespace (helpers/lan.ts), with a printer in a paper jam, reached by the
+  // browser through a relay to the box's loopback (helpers/ns-relay.ts); the receiver, here in the
+  // test, is reached by that box at a laptop's address (198.18.7.2) through another relay.
+  const lan = createLan();
+  const lanAgent = await startAgentInLan(lan, { seed: ndjson([device('UI-JAM-1', { ip: '198.18.7.60', is_saved: true, manufacturer: 'Kyocera', model: 'TASKalfa 2554ci', status_messages: ['Paper jam in tray 2'] })]) });
+  const [mainAgent, mainBase] = [agent, base];
+  [agent, base] = [lanAgent, `https://127.0.0.1:${lanAgent.httpsPort}`];
+  // A webhook receiver: /ok answers 204, /down 500 (a failing delivery to show).
   const calls: string[] = [];
   const receiver = http.createServer((req, res) => {
     calls.push(req.url ?? '');
@@ -386,7 +396,9 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
     });
   });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  const url = (p: string) => `http://127.0.0.1:${(receiver.address() as { port: number }).port}${p}`;
+  const receiverPort = (receiver.address() as { port: number }).port;
+  const relay = await relayInto(lan.laptopNs, '198.18.7.2', 8080, receiverPort);
+  const url = (p: string) => `http://198.18.7.2:8080${p}`;
   try {
     await go(desktop, '#/settings', '#settings-notifications');
     assert.equal(await desktop.getAttribute('#s-notifications-webhook_secret', 'placeholder'), 'not set');
@@ -396,8 +408,14 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
     await desktop.click('#settings-notifications button[type="submit"]');
     await desktop.waitForFunction(() => /e-mail address/.test(document.getElementById('s-notifications-recipients-0--emails-err')?.textContent ?? ''));
     assert.deepEqual((expectJson(await agent.get('/settings')) as any).notifications.recipients, []);
-    // A webhook rule with a secret, each alert at once.
+    // The receiver where it really listens, the test's loopback: refused under its field.
     await desktop.fill('#s-notifications-recipients-0--emails', '');
+    await desktop.fill('#s-notifications-recipients-0--webhooks', `http://127.0.0.1:${receiverPort}/ok`);
+    await desktop.fill('#s-notifications-webhook_secret', 'ui-secret-0123456789');
+    await desktop.click('#settings-notifications button[type="submit"]');
+    await desktop.waitForFunction(() => /must not name a loopback address/.test(document.getElementById('s-notifications-recipients-0--webhooks-err')?.textContent ?? ''));
+    assert.deepEqual((expectJson(await agent.get('/settings')) as any).notifications.recipients, []);
+    // A webhook rule with a secret, each alert at once.
     await desktop.fill('#s-notifications-recipients-0--webhooks', `${url('/ok')}\n${url('/down')}`);
     await desktop.fill('#s-notifications-webhook_secret', 'ui-secret-0123456789');
     await desktop.fill('#s-notifications-digest_minutes', '0');
@@ -412,8 +430,8 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
     await desktop.click('#notify-test');
     await desktop.waitForFunction(() => document.querySelectorAll('#notify-test-result li').length === 2);
     const result = (await desktop.textContent('#notify-test-result')) ?? '';
-    assert.match(result, /Delivered to http:\/\/127\.0\.0\.1:\d+\/ok/);
-    assert.match(result, /Not delivered to http:\/\/127\.0\.0\.1:\d+\/down: HTTP 500/);
+    assert.match(result, /Delivered to http:\/\/198\.18\.7\.2:8080\/ok/);
+    assert.match(result, /Not delivered to http:\/\/198\.18\.7\.2:8080\/down: HTTP 500/);
     // An alert opened (the jam rule turned off and on again): the failing delivery is listed with why.
     const jamOpen = async () => (expectJson(await agent.get('/api/alerts')) as any[]).some((a) => a.kind === 'jam');
     expectJson(await post('/settings', { alerts: { jam: false } }));
@@ -425,8 +443,11 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
     await accessible(desktop, 'settings with notifications');
     assert.deepEqual(cspViolations, [], 'no CSP violation or script error');
   } finally {
-    expectJson(await post('/settings', { notifications: { recipients: [] } }));
     receiver.close();
+    relay.stop();
+    [agent, base] = [mainAgent, mainBase];
+    await lanAgent.stop();
+    lan.destroy();
   }
 });
 

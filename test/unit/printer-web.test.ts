@@ -3,10 +3,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { printerWebTarget } from '../../src/printer-web/target.js';
-import { rewriteBody, rewriteLocation, rewriteSetCookie } from '../../src/printer-web/rewrite.js';
+import { rewriteBody, rewriteLocation } from '../../src/printer-web/rewrite.js';
+import { applySetCookies, JAR_COOKIE, JAR_LIMITS, jarSetCookie, printerCookieHeader, readJar } from '../../src/printer-web/cookie-jar.js';
+import { notAnotherHost } from '../../src/net/own-targets.js';
 import type { Device } from '../../src/model/device.js';
 
-const rules = { allowedRanges: [] as string[], ownPorts: [8443, 8080] };
+const rules = { allowedRanges: [] as string[], ownAddresses: new Set(['127.0.0.1', '::1', '10.0.0.9']) };
 const dev = (fields: Partial<Device>): Device => ({ serial: 'P1', ip: '10.0.0.5', is_saved: true, is_usb: false, ...fields }) as Device;
 
 test('the target is the record\'s address; web_ui_url only picks scheme and port on that same address', () => {
@@ -26,7 +28,14 @@ test('the target is the record\'s address; web_ui_url only picks scheme and port
   assert.equal(t({ is_usb: true }), '409 device "P1" is a USB printer: its web page is not proxied');
   assert.equal(t({ ip: '' }), '409 device "P1" has no IPv4 address to proxy to');
   assert.equal(t({ ip: 'printer.local' }), '409 device "P1" has no IPv4 address to proxy to');
-  assert.equal(t({ ip: '127.0.0.1', web_ui_url: 'https://127.0.0.1:8443/' }), '403 device "P1" points at this box\'s own port 8443: not proxied');
+  // This box itself, on any port, and addresses that are no other host.
+  const self = (ip: string, why: string) => assert.equal(t({ ip, web_ui_url: `http://${ip}:9100/` }), `403 device "P1" is at ${ip}, ${why}: a printer's page is never fetched from this box itself`);
+  self('0.0.0.0', 'an unspecified address (0.0.0.0/8), which reaches this box');
+  self('0.1.2.3', 'an unspecified address (0.0.0.0/8), which reaches this box');
+  self('127.0.0.1', 'a loopback address (127.0.0.0/8)');
+  self('127.9.9.9', 'a loopback address (127.0.0.0/8)');
+  self('169.254.1.1', 'a link-local address (169.254.0.0/16)');
+  self('10.0.0.9', 'an address of this box itself');
   const ranged = printerWebTarget(dev({}), { ...rules, allowedRanges: ['192.168.0.0/16'] });
   assert.deepEqual(ranged, { ok: false, status: 403, message: 'device "P1" is at 10.0.0.5, outside discovery.allowed_ranges' });
 });
@@ -58,8 +67,45 @@ test('Location and Set-Cookie', () => {
   assert.equal(rewriteLocation('http://10.0.0.5:80/x', '/proxy/P1', 'http://10.0.0.5', '/'), '/proxy/P1/x');
   assert.equal(rewriteLocation('https://10.0.0.5/x', '/proxy/P1', 'http://10.0.0.5', '/'), '/proxy/P1/x', 'a printer sending its HTTP page to its HTTPS one: same printer');
   assert.equal(rewriteLocation('https://vendor.example/help', '/proxy/P1', 'http://10.0.0.5', '/'), 'https://vendor.example/help');
-  assert.equal(rewriteSetCookie('s=1; path=/web; domain=10.0.0.5; secure; HttpOnly', '/proxy/P1', false, 'pm_agent_session'), 's=1; Path=/proxy/P1/web; HttpOnly');
-  assert.equal(rewriteSetCookie('s=1', '/proxy/P1', true, 'pm_agent_session'), 's=1; Path=/proxy/P1/; Secure');
-  assert.equal(rewriteSetCookie('s=1; Path=/proxy/P1/x', '/proxy/P1', false, 'pm_agent_session'), 's=1; Path=/proxy/P1/x');
-  assert.equal(rewriteSetCookie('pm_agent_session=x; Path=/', '/proxy/P1', true, 'pm_agent_session'), undefined);
+});
+
+test('addresses that are no other host', () => {
+  const own = new Set(['192.168.1.4']);
+  for (const [a, why] of [
+    ['::1', 'the loopback address (::1)'],
+    ['[::1]', 'the loopback address (::1)'],
+    ['::', 'the unspecified address (::), which reaches this box'],
+    ['::ffff:127.0.0.1', 'a loopback address (127.0.0.0/8)'],
+    ['[::ffff:7f00:1]', 'a loopback address (127.0.0.0/8)'],
+    ['::ffff:c0a8:104', 'an address of this box itself'],
+    ['fe80::1%eth0', 'a link-local address (fe80::/10)'],
+    ['febf::1', 'a link-local address (fe80::/10)'],
+    ['192.168.1.4', 'an address of this box itself'],
+  ]) assert.equal(notAnotherHost(a, own), why, a);
+  for (const a of ['192.168.1.5', '10.0.0.1', 'fec0::1', '2001:db8::1', '1.0.0.0']) assert.equal(notAnotherHost(a, own), undefined, a);
+});
+
+test('a printer\'s cookies live in one jar cookie of the box\'s making', () => {
+  const now = 1_000_000;
+  const set = (jar: ReturnType<typeof readJar>, headers: string[]) => applySetCookies(jar, headers, now);
+  const u = set([], ['sid=abc; Path=/; Domain=10.0.0.5; HttpOnly; Secure', 'pm_agent_session=planted; Path=/', '__Host-x=1; Path=/', 'lang=en; Max-Age=60', 'bad name=1', 'v=a;b']);
+  assert.deepEqual(u.jar, [['sid', 'abc', null], ['pm_agent_session', 'planted', null], ['__Host-x', '1', null], ['lang', 'en', now + 60_000], ['v', 'a', null]]);
+  assert.equal(u.refused, 1, 'a name with a space');
+  const header = jarSetCookie(u.jar, '/proxy/P1/', true);
+  assert.match(header, new RegExp(`^${JAR_COOKIE}=[A-Za-z0-9_-]+; Path=/proxy/P1/; HttpOnly; SameSite=Lax; Secure$`));
+  // The browser sends it back beside the box's own cookies: the printer gets its own only.
+  const cookie = `pm_agent_session=SESSION; ${header.split(';')[0]}; other=1`;
+  const back = readJar(cookie, now);
+  assert.equal(printerCookieHeader(back), 'sid=abc; pm_agent_session=planted; __Host-x=1; lang=en; v=a');
+  assert.deepEqual(readJar(cookie, now + 60_000).map((e) => e[0]), ['sid', 'pm_agent_session', '__Host-x', 'v'], 'lang lapsed');
+  // Deletion, replacement, and the limits.
+  assert.deepEqual(set(back, ['sid=; Max-Age=0', 'lang=de', 'v=1; Expires=Thu, 01 Jan 1970 00:00:00 GMT']).jar, [['pm_agent_session', 'planted', null], ['__Host-x', '1', null], ['lang', 'de', null]]);
+  const many = set([], Array.from({ length: 150 }, (_, i) => `c${i}=${'x'.repeat(10)}`));
+  assert.equal(many.jar.length, JAR_LIMITS.entries);
+  assert.equal(many.refused, 150 - JAR_LIMITS.entries);
+  const big = set([], Array.from({ length: 5 }, (_, i) => `b${i}=${'y'.repeat(1200)}`));
+  assert.ok(jarSetCookie(big.jar, '/proxy/P1/', true).length < 4096, 'one browser cookie, under 4 KiB');
+  assert.equal(big.jar.length, 2);
+  assert.equal(printerCookieHeader(readJar(`${JAR_COOKIE}=not-json`, now)), undefined, 'a forged jar is no jar');
+  assert.match(jarSetCookie([], '/proxy/P1/', false), /^pbx_printer_jar=; Path=\/proxy\/P1\/; HttpOnly; SameSite=Lax; Max-Age=0; /);
 });

@@ -11,8 +11,9 @@ import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
 import { sendText, sendTextAndClose } from '../respond.js';
 import { printerWebTarget, type PrinterWebTarget } from '../../printer-web/target.js';
-import { rewritable, rewriteBody, rewriteLocation, rewriteSetCookie } from '../../printer-web/rewrite.js';
-import { SESSION_COOKIE } from '../../auth/sessions.js';
+import { rewritable, rewriteBody, rewriteLocation } from '../../printer-web/rewrite.js';
+import { applySetCookies, jarSetCookie, printerCookieHeader, readJar } from '../../printer-web/cookie-jar.js';
+import { ownAddresses } from '../../net/own-targets.js';
 
 export const PRINTER_PROXY_LIMITS = {
   requestBytes: 1024 * 1024,
@@ -29,9 +30,14 @@ const DROPPED_REQUEST = new Set([
   'host', 'content-length', 'accept-encoding', 'expect', 'x-service-proxy', 'x-forwarded-for', 'x-forwarded-proto',
   'x-forwarded-host', 'forwarded', 'x-real-ip', 'x-printmaster-user', 'x-printmaster-role', 'cookie', 'origin', 'referer',
 ]);
-const DROPPED_RESPONSE = new Set([
-  'connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'content-length', 'set-cookie', 'location', 'x-frame-options', 'content-security-policy', 'strict-transport-security',
+// The printer's response headers the browser gets: those a page needs to show, cache, download
+// and sign in (Basic/Digest) and nothing else. Whatever else a printer says is its business, not
+// the box's origin's: Clear-Site-Data would delete the box's cookies, HSTS, Alt-Svc, NEL and
+// Report-To would bind the box's whole host name, CSP and X-Frame-Options are replaced below.
+// Content-Length is set by the box; Location and Set-Cookie are rewritten (below).
+const FORWARDED_RESPONSE = new Set([
+  'content-type', 'content-encoding', 'content-language', 'content-disposition', 'content-range', 'accept-ranges',
+  'cache-control', 'expires', 'pragma', 'etag', 'last-modified', 'vary', 'date', 'allow', 'retry-after', 'www-authenticate',
 ]);
 
 /**
@@ -71,7 +77,7 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
   if (!device) return sendText(res, 404, `no device with serial ${JSON.stringify(serial)}`);
   const found = printerWebTarget(device, {
     allowedRanges: ctx.settings.get().discovery.allowed_ranges,
-    ownPorts: [ctx.config.web.https_port, ctx.config.web.http_port].filter((p) => p > 0),
+    ownAddresses: ownAddresses(),
   });
   if (!found.ok) return sendText(res, found.status, found.message);
   const target = found.target;
@@ -87,12 +93,11 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
     if (v === undefined || DROPPED_REQUEST.has(k)) continue;
     headers[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  // The printer's own cookies (set under the prefix), never the box's session.
-  const cookies = (req.headers.cookie ?? '')
-    .split(';')
-    .map((c) => c.trim())
-    .filter((c) => c && c.split('=')[0].trim() !== SESSION_COOKIE);
-  if (cookies.length) headers.cookie = cookies.join('; ');
+  // The printer's own cookies, from the jar the box keeps for it; no cookie of the box's.
+  const now = ctx.now();
+  const jar = readJar(req.headers.cookie, now);
+  const cookie = printerCookieHeader(jar);
+  if (cookie) headers.cookie = cookie;
   // Vendor pages check these against their own address (CSRF guards).
   if (req.headers.origin) headers.origin = target.origin;
   const referer = refererOnPrinter(req.headers.referer, prefix, target);
@@ -116,15 +121,17 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
   const secure = ctx.facts.isHttps(req);
   res.statusCode = upstream.statusCode ?? 502;
   for (const [k, v] of Object.entries(upstream.headers)) {
-    if (v === undefined || DROPPED_RESPONSE.has(k)) continue;
+    if (v === undefined || !FORWARDED_RESPONSE.has(k)) continue;
     res.setHeader(k, v);
   }
   const location = upstream.headers.location;
   if (location) res.setHeader('Location', rewriteLocation(location, prefix, target.origin, m[2]));
-  const setCookies = (upstream.headers['set-cookie'] ?? [])
-    .map((c) => rewriteSetCookie(c, prefix, secure, SESSION_COOKIE))
-    .filter((c): c is string => c !== undefined);
-  if (setCookies.length) res.setHeader('Set-Cookie', setCookies);
+  const setCookies = upstream.headers['set-cookie'] ?? [];
+  if (setCookies.length) {
+    const update = applySetCookies(jar, setCookies, now);
+    if (update.refused) ctx.log.debug({ serial, refused: update.refused }, 'printer cookies over the jar\'s limits refused');
+    res.setHeader('Set-Cookie', jarSetCookie(update.jar, `${prefix}/`, secure));
+  }
   res.setHeader('Content-Security-Policy', SANDBOX);
   res.setHeader('X-Content-Type-Options', 'nosniff');
 
