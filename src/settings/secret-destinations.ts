@@ -10,6 +10,8 @@ interface Binding {
   secret: string;
   /** The settings that decide where, and to whom, it is sent (`section.key`). */
   destination: readonly string[];
+  /** The destination setting whose `""` means the secret is sent nowhere (no e-mail, no link). */
+  off: string;
 }
 
 /**
@@ -23,8 +25,9 @@ export const SECRET_DESTINATIONS: readonly Binding[] = [
     // Host and port say where; security mode and certificate trust say whether someone on the path
     // can take the server's place (plain text, or a self-signed certificate accepted).
     destination: ['notifications.smtp_host', 'notifications.smtp_port', 'notifications.smtp_security', 'notifications.ca_pem', 'notifications.smtp_allow_self_signed'],
+    off: 'notifications.smtp_host',
   },
-  { secret: 'server.enrollment_token', destination: ['server.url'] },
+  { secret: 'server.enrollment_token', destination: ['server.url'], off: 'server.url' },
 ];
 
 const valueAt = (s: unknown, path: string): unknown => {
@@ -41,7 +44,7 @@ export interface Redirect {
 
 /**
  * What `next` (a merged change of `current`) would send elsewhere: a secret stored now, kept as it
- * is (neither given anew in `patch` nor cleared), whose destination changes.
+ * is (neither given anew in `patch` nor cleared), whose destination changes to one that is not off.
  */
 export function redirectedSecrets(current: Settings, next: Settings, patch: unknown): Redirect[] {
   const out: Redirect[] = [];
@@ -51,6 +54,8 @@ export function redirectedSecrets(current: Settings, next: Settings, patch: unkn
     if (valueAt(next, b.secret) !== stored) continue; // cleared, or replaced by a new one
     const given = valueAt(patch, b.secret);
     if (typeof given === 'string' && given !== '') continue; // given again: whoever sent it knows it
+    // Turned off (unenrolled, no e-mail): sent nowhere. Turning it on again somewhere is a change.
+    if (valueAt(next, b.off) === '') continue;
     const moved = b.destination.filter((d) => JSON.stringify(valueAt(current, d)) !== JSON.stringify(valueAt(next, d)));
     if (moved.length) out.push({ secret: b.secret, moved });
   }
