@@ -24,7 +24,8 @@ export function register(app: App, ctx: AgentContext): void {
   // Open streams by client address, oldest first; each with the function that ends it.
   const streams = new Map<string, ServerResponse[]>();
   const enders = new Map<ServerResponse, () => void>();
-  const bound = new SessionStreams(ctx.sessions, ctx.now);
+  // Made at the first stream: listing the routes (routeTable) registers them without a session store.
+  let bound: SessionStreams | undefined;
 
   const evictOne = () => {
     let heaviest: ServerResponse[] | undefined;
@@ -86,7 +87,7 @@ export function register(app: App, ctx: AgentContext): void {
     enders.set(res, close);
     res.once('close', close);
     if (token && session) {
-      binding = bound.bind(token, session, (why) => {
+      binding = (bound ??= new SessionStreams(ctx.sessions, ctx.now)).bind(token, session, (why) => {
         event('session_ended', { reason: why });
         close();
         res.end();
