@@ -19,8 +19,14 @@ export interface Session {
   expires: number; // epoch ms
 }
 
+/** Why a session ended: said to whatever was bound to it (an open event stream). */
+export type SessionEnd = 'logout' | 'password_changed' | 'expired' | 'ended';
+
 /** What the database keeps for a token: its SHA-256 (32 bytes). */
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+/** The key a session is known by in this process (its token's hash in hex; never the token). */
+export const sessionKey = (token: string): string => tokenHash(token).toString('hex');
 
 export class SessionStore {
   private readonly stmt;
@@ -29,6 +35,9 @@ export class SessionStore {
   // be deleted is refused here for this run. Keys are token hashes, as in the table.
   private readonly unstored = new Map<string, Session>();
   private readonly undeleted = new Set<string>();
+  // Told of every session this store ends, so long-lived channels bound to it close at once
+  // instead of outliving it (a cookie refused on the next request is not enough for a stream).
+  private readonly endListeners = new Set<(key: string, why: SessionEnd) => void>();
 
   constructor(
     private readonly db: DB,
@@ -40,8 +49,11 @@ export class SessionStore {
       get: db.prepare('SELECT user, expires_at FROM sessions WHERE token_hash = ?'),
       delete: db.prepare('DELETE FROM sessions WHERE token_hash = ?'),
       deleteUser: db.prepare('DELETE FROM sessions WHERE user = ? AND token_hash <> ?'),
+      ofUser: db.prepare('SELECT token_hash FROM sessions WHERE user = ? AND token_hash <> ?').pluck(),
       sweep: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
+      expired: db.prepare('SELECT token_hash FROM sessions WHERE expires_at <= ?').pluck(),
       count: db.prepare('SELECT count(*) FROM sessions').pluck(),
+      oldest: db.prepare('SELECT token_hash FROM sessions ORDER BY created_at LIMIT ?').pluck(),
       deleteOldest: db.prepare('DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions ORDER BY created_at LIMIT ?)'),
     };
   }
@@ -56,7 +68,11 @@ export class SessionStore {
       if ((this.stmt.count.get() as number) >= MAX_SESSIONS) {
         this.sweep();
         const over = (this.stmt.count.get() as number) - MAX_SESSIONS + 1;
-        if (over > 0) this.stmt.deleteOldest.run(over);
+        if (over > 0) {
+          const evicted = (this.stmt.oldest.all(over) as Buffer[]).map((h) => h.toString('hex'));
+          this.stmt.deleteOldest.run(over);
+          this.ended(evicted, 'ended');
+        }
       }
       this.stmt.insert.run(hash, user, now, session.expires);
     }, () => this.unstored.set(hash.toString('hex'), session));
@@ -73,38 +89,71 @@ export class SessionStore {
     const s = row ? { user: row.user, expires: row.expires_at } : this.unstored.get(key);
     if (!s) return undefined;
     if (s.expires <= this.now()) {
-      this.delete(token);
+      this.delete(token, 'expired');
       return undefined;
     }
     return s;
   }
 
-  delete(token: string): void {
+  delete(token: string, why: SessionEnd = 'logout'): void {
     const hash = tokenHash(token);
     const key = hash.toString('hex');
     this.unstored.delete(key);
     this.write('ending a session', () => this.stmt.delete.run(hash), () => this.undeleted.add(key));
+    this.ended([key], why);
   }
 
-  /** Ends every session of a user but `keep` (after a password change). */
-  deleteUser(user: string, keep?: string): void {
+  /** Ends every session of a user but `keep` (after a password change, or the account's removal). */
+  deleteUser(user: string, keep?: string, why: SessionEnd = 'password_changed'): void {
     const kept = keep ? tokenHash(keep) : Buffer.alloc(0);
-    for (const [k, s] of this.unstored) if (s.user === user && k !== kept.toString('hex')) this.unstored.delete(k);
+    const keys: string[] = [];
+    for (const [k, s] of this.unstored) {
+      if (s.user === user && k !== kept.toString('hex')) {
+        this.unstored.delete(k);
+        keys.push(k);
+      }
+    }
+    // Read before the delete, to say which ended; readable even on a card that takes no writes.
+    const stored = (this.stmt.ofUser.all(user, kept) as Buffer[]).map((h) => h.toString('hex'));
+    keys.push(...stored);
     this.write('ending the sessions of a user', () => this.stmt.deleteUser.run(user, kept), () => {
       // Not deletable now: every session of the user but `keep` is refused for this run instead.
-      for (const { token_hash } of this.db
-        .prepare('SELECT token_hash FROM sessions WHERE user = ? AND token_hash <> ?')
-        .all(user, kept) as { token_hash: Buffer }[]) {
-        this.undeleted.add(token_hash.toString('hex'));
-      }
+      for (const k of stored) this.undeleted.add(k);
     });
+    this.ended(keys, why);
   }
 
   /** Removes expired sessions (the agent calls it every 10 minutes and at start). */
   sweep(): void {
     const now = this.now();
-    for (const [k, s] of this.unstored) if (s.expires <= now) this.unstored.delete(k);
+    const keys: string[] = [];
+    for (const [k, s] of this.unstored) {
+      if (s.expires <= now) {
+        this.unstored.delete(k);
+        keys.push(k);
+      }
+    }
+    if (this.endListeners.size) keys.push(...(this.stmt.expired.all(now) as Buffer[]).map((h) => h.toString('hex')));
     this.write('removing expired sessions', () => this.stmt.sweep.run(now), () => {});
+    this.ended(keys, 'expired');
+  }
+
+  /** Calls `listener` with the key (sessionKey) of each session ended from now on; returns the unsubscribe. */
+  onEnd(listener: (key: string, why: SessionEnd) => void): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
+
+  private ended(keys: string[], why: SessionEnd): void {
+    for (const key of keys) {
+      for (const l of this.endListeners) {
+        try {
+          l(key, why);
+        } catch {
+          // A listener's failure must not undo or interrupt the sign-out itself.
+        }
+      }
+    }
   }
 
   private write(doing: string, run: () => void, instead: () => void): void {

@@ -207,9 +207,11 @@ const serverUrl: Rule = (v, f) => {
   if (u.protocol !== 'https:' && u.protocol !== 'http:') throw new SettingsError(`${f} must be an http:// or https:// URL`);
   return v;
 };
-// Like the v3 keys: GET shows "", so a POST that sends "" keeps the stored token.
+// Like the v3 keys: GET shows "", so a POST that sends "" keeps the stored token; null clears it
+// (how a destination changes without proof: secret-destinations.ts).
 const secret: Rule = (v, f, current) => {
-  if (typeof v !== 'string' || v.length > 4096) throw new SettingsError(`${f} must be a string of at most 4096 characters`);
+  if (v === null) return '';
+  if (typeof v !== 'string' || v.length > 4096) throw new SettingsError(`${f} must be a string of at most 4096 characters, or null to clear it`);
   return v === '' ? current : v;
 };
 
@@ -355,7 +357,7 @@ export function mergeSettings(current: Settings, patch: unknown): Settings {
     if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new SettingsError(`${section} must be an object`);
     for (const [key, value] of Object.entries(values)) {
       // GET shows the link's state as server.link; a client that sends it back changes nothing.
-      if (section === 'server' && key === 'link') continue;
+      if (section === 'server' && (key === 'link' || key === 'enrollment_token_set')) continue;
       if (section === 'notifications' && SHOWN_ONLY.has(key)) continue;
       const rule = ownValue(rules, key);
       if (!rule) throw new SettingsError(`unknown setting ${section}.${key}`);
@@ -397,7 +399,7 @@ export function knownSettingsOnly(stored: unknown): { known: Record<string, Reco
 /** What GET /settings shows: everything but secrets (SNMPv3 keys, the enrollment token, the SMTP password, the webhook secret). */
 export function publicSettings(s: Settings): Settings {
   const copy = structuredClone(s);
-  copy.server.enrollment_token = '';
+  copy.server = { ...copy.server, enrollment_token: '', enrollment_token_set: s.server.enrollment_token !== '' } as Settings['server'];
   copy.snmp.v3 = copy.snmp.v3.map((u) => ({ ...u, auth_key: '', priv_key: '' }));
   // Write-only: shown as "" with whether one is set, so a person knows without seeing it.
   const n = s.notifications;

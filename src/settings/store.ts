@@ -54,9 +54,14 @@ export class SettingsStore {
     return this.current;
   }
 
-  /** Validates and stores a partial update; throws SettingsError and changes nothing on error. */
-  update(patch: unknown): Settings {
+  /**
+   * Validates and stores a partial update; throws SettingsError and changes nothing on error.
+   * `check` sees the settings before and after, before anything is stored, and may refuse by
+   * throwing (the route's rule on secrets' destinations: it must judge the very change stored).
+   */
+  update(patch: unknown, check?: (current: Settings, next: Settings) => void): Settings {
     const next = mergeSettings(this.current, patch);
+    check?.(this.current, next);
     this.save.run(KEY, JSON.stringify(next));
     this.current = next;
     for (const l of this.listeners) l(next);

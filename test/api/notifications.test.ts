@@ -193,7 +193,8 @@ test('send a test: certificates are verified (a self-signed one fails until trus
   assert.match(mail.error, /self[- ]signed|certificate/i, mail.error);
   assert.equal(smtp.received.length, 0, 'nothing sent over an unverified connection');
 
-  expectJson(await post('/settings', { notifications: { ca_pem: cert.cert } }));
+  // Trusting a certificate changes who may receive the stored password: it is given again.
+  expectJson(await post('/settings', { notifications: { ca_pem: cert.cert, smtp_password: PASSWORD } }));
   const ok = expectJson(await post('/api/notifications/test', {})) as any;
   assert.deepEqual(
     ok.results.map((r: any) => [r.channel, r.target, r.ok]).sort(),
@@ -244,12 +245,12 @@ test('send a test: certificates are verified (a self-signed one fails until trus
   }
 
   // TLS from the start (465-style), same certificate.
-  expectJson(await post('/settings', { notifications: { smtp_port: smtpTls.port, smtp_security: 'tls' } }));
+  expectJson(await post('/settings', { notifications: { smtp_port: smtpTls.port, smtp_security: 'tls', smtp_password: PASSWORD } }));
   const tls = expectJson(await post('/api/notifications/test', { target: OPS })) as any;
   assert.equal(tls.results[0].ok, true, JSON.stringify(tls.results));
   assert.equal(smtpTls.received.length, 1);
   assert.equal(smtpTls.received[0].secure, true);
-  expectJson(await post('/settings', { notifications: MAIL() }));
+  expectJson(await post('/settings', { notifications: { ...MAIL(), smtp_password: PASSWORD } }));
 });
 
 test('digest: three alerts opened together are one e-mail and one webhook call', async () => {

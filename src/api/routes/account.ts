@@ -17,7 +17,7 @@ import { formatTime } from '../../model/time.js';
 import { createHash, timingSafeEqual } from 'node:crypto';
 
 /** A key per session (its token's hash, never the token): a signed-in user is limited on their own failures. */
-const sessionKey = (token: string): string => `session:${createHash('sha256').update(token).digest('base64url').slice(0, 22)}`;
+export const sessionLimitKey = (token: string): string => `session:${createHash('sha256').update(token).digest('base64url').slice(0, 22)}`;
 
 export function register(app: App, ctx: AgentContext): void {
   const passwordMode = () => ctx.config.web.auth.mode === 'password';
@@ -79,7 +79,7 @@ export function register(app: App, ctx: AgentContext): void {
     const problem = passwordProblem(next);
     if (problem) return sendText(res, 400, `new_password: ${problem}`);
     // Limited per session, so hosts guessing the account's password cannot block its change.
-    const attempt = beginAttempt(ctx, res, [sessionKey(cookieValue(req, SESSION_COOKIE) ?? '')], { proved: true });
+    const attempt = beginAttempt(ctx, res, [sessionLimitKey(cookieValue(req, SESSION_COOKIE) ?? '')], { proved: true });
     if (!attempt) return;
     const account = ctx.accounts.get(user);
     const hash = await ctx.hashQueue

@@ -1,11 +1,26 @@
 // GET/POST /settings (partial updates, all or nothing, applied live), the deprecated
-// /settings/subnet_scan, and the removed endpoints that now point to /settings.
+// /settings/subnet_scan, and the removed endpoints that now point to /settings. A change that
+// would send a stored secret somewhere new needs the account's current password in the same
+// request, or the secret given anew or cleared (settings/secret-destinations.ts).
 import type { App } from '@tinyhttp/app';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
 import { readJsonBody } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { publicSettings, SettingsError, type Settings } from '../../settings/settings.js';
+import { redirectedSecrets, redirectProblem } from '../../settings/secret-destinations.js';
 import { readProvisionState } from '../../provision/state.js';
+import { principalOf } from '../../auth/gate.js';
+import { SESSION_COOKIE } from '../../auth/sessions.js';
+import { cookieValue } from '../../auth/request-facts.js';
+import { verifyPassword } from '../../auth/passwords.js';
+import { beginAttempt, countFailure } from './login.js';
+import { sessionLimitKey } from './account.js';
+
+/** A change refused because it would send a stored secret elsewhere without proof (403). */
+class SecretRedirectRefused extends Error {}
+
+const MAX_PASSWORD_LENGTH = 1024;
 
 export function register(app: App, ctx: AgentContext): void {
   const { settings } = ctx;
@@ -25,14 +40,64 @@ export function register(app: App, ctx: AgentContext): void {
 
   app.get('/settings', (_req, res) => sendJson(res, 200, shown(settings.get())));
 
+  // Only a password-mode account has a password to prove; a local admin on loopback, auth
+  // disabled, server mode and the central server (its channel, a trusted proxy) have none, and
+  // give the secret anew or clear it instead.
+  const passwordUsable = (req: IncomingMessage) => {
+    const p = principalOf(req);
+    return ctx.config.web.auth.mode === 'password' && p?.kind === 'session' && Boolean(p.user);
+  };
+
+  /** Checks `current_password` against the signed-in account: true, or false with the answer sent. */
+  const proveAccount = async (req: IncomingMessage, res: ServerResponse, password: unknown): Promise<boolean> => {
+    if (typeof password !== 'string' || password === '' || password.length > MAX_PASSWORD_LENGTH) {
+      sendText(res, 400, `current_password must be a string of 1 to ${MAX_PASSWORD_LENGTH} characters`);
+      return false;
+    }
+    if (!passwordUsable(req)) {
+      sendText(res, 403, 'current_password can only be checked for an account signed in with a password (password auth mode); give the secret anew or clear it instead. Nothing was changed');
+      return false;
+    }
+    const user = principalOf(req)!.user!;
+    // Limited per session like a password change: guessing through here costs what it costs there.
+    const attempt = beginAttempt(ctx, res, [sessionLimitKey(cookieValue(req, SESSION_COOKIE) ?? '')], { proved: true });
+    if (!attempt) return false;
+    const account = ctx.accounts.get(user);
+    const ok = await ctx.hashQueue
+      .run(ctx.facts.clientAddress(req), true, async () => Boolean(account && (await verifyPassword(password, account.password_hash))))
+      .catch((err: unknown) => {
+        attempt.abandoned();
+        throw err;
+      });
+    if (!ok) {
+      countFailure(ctx, req, attempt, `settings change ${user}`);
+      sendText(res, 403, 'current_password is wrong. Nothing was changed');
+      return false;
+    }
+    attempt.succeeded();
+    return true;
+  };
+
   app.post('/settings', async (req, res) => {
     const body = await readJsonBody(req, res);
     if (!body) return;
+    // Beside the sections, not a setting: the proof that moving a secret is allowed.
+    const { current_password: password, ...patch } = body;
+    const proved = Object.hasOwn(body, 'current_password') ? await proveAccount(req, res, password) : false;
+    if (Object.hasOwn(body, 'current_password') && !proved) return;
+    let moved: string[] = [];
     try {
-      const next = settings.update(body);
-      ctx.log.info({ sections: Object.keys(body) }, 'settings changed');
+      const next = settings.update(patch, (current, after) => {
+        const redirects = redirectedSecrets(current, after, patch);
+        if (redirects.length && !proved) throw new SecretRedirectRefused(redirectProblem(redirects, passwordUsable(req)));
+        moved = redirects.map((r) => r.secret);
+      });
+      const entry = { sections: Object.keys(patch), ...(moved.length ? { secrets_moved: moved, user: principalOf(req)?.user } : {}) };
+      if (moved.length) ctx.log.warn(entry, 'settings changed: stored secrets now go to a new destination (current password given)');
+      else ctx.log.info(entry, 'settings changed');
       sendJson(res, 200, shown(next));
     } catch (err) {
+      if (err instanceof SecretRedirectRefused) return sendText(res, 403, err.message);
       if (err instanceof SettingsError) return sendText(res, 400, err.message);
       throw err;
     }
