@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, wr
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
@@ -110,12 +110,15 @@ describe('HTTP listener redirecting to HTTPS', () => {
     assert.equal(r.headers.location, `https://127.0.0.1:${gen.httpsPort}${P}`);
     assert.equal(r.body, '');
   });
-  test('the host comes from the request', async () => {
-    const r = await gen.request('/devices/list', { http: true, headers: { Host: `printbox.local:${gen.httpPort}` } });
+  test('the host comes from the request when it names the box; any other Host gets the address it was reached on', async () => {
+    const own = `${hostname().toLowerCase()}.local`;
+    const r = await gen.request('/devices/list', { http: true, headers: { Host: `${own}:${gen.httpPort}` } });
     assert.equal(r.status, 302, show(r));
-    assert.equal(r.headers.location, `https://printbox.local:${gen.httpsPort}/devices/list`);
-    const r2 = await gen.request('/devices/list', { http: true, headers: { Host: 'printbox.local' } });
-    assert.equal(r2.headers.location, `https://printbox.local:${gen.httpsPort}/devices/list`);
+    assert.equal(r.headers.location, `https://${own}:${gen.httpsPort}/devices/list`);
+    const r2 = await gen.request('/devices/list', { http: true, headers: { Host: own } });
+    assert.equal(r2.headers.location, `https://${own}:${gen.httpsPort}/devices/list`);
+    const forged = await gen.request('/devices/list', { http: true, headers: { Host: 'evil.example' } });
+    assert.equal(forged.headers.location, `https://127.0.0.1:${gen.httpsPort}/devices/list`);
   });
   test('before authentication and the method guard', async () => {
     // over HTTPS these are 401 (no local admin in this agent) ...
