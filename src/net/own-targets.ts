@@ -38,8 +38,15 @@ export function plainAddress(address: string): string {
 
 /** Every address on the box's own interfaces (loopback included), as plainAddress gives them. */
 export function ownAddresses(): Set<string> {
-  const out = new Set<string>();
-  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) out.add(plainAddress(a.address));
+  const out = new Set<string>(['127.0.0.1', '::1']);
+  let interfaces: ReturnType<typeof networkInterfaces> = {};
+  try {
+    interfaces = networkInterfaces();
+  } catch {
+    // No netlink (the redirect unit runs without AF_NETLINK, in a network namespace of its own):
+    // the box's addresses are not known there, loopback is.
+  }
+  for (const list of Object.values(interfaces)) for (const a of list ?? []) out.add(plainAddress(a.address));
   return out;
 }
 

@@ -22,7 +22,11 @@ function hostOf(req: IncomingMessage): string {
 function namesThisBox(host: string): boolean {
   const h = host.toLowerCase().replace(/\.$/, '');
   if (ownHostNames().has(h)) return true;
-  return h.includes(':') || /^[\d.]+$/.test(h) ? ownAddresses().has(plainAddress(h)) : false;
+  if (!(h.includes(':') || /^[\d.]+$/.test(h))) return false;
+  // A loopback Host sends the visitor to their own machine (a port forwarded to the box, as the
+  // boot test's VM is reached): never to a third party.
+  const a = plainAddress(h);
+  return /^127\./.test(a) || ownAddresses().has(a);
 }
 
 function pathOf(req: IncomingMessage): string {
