@@ -180,15 +180,16 @@ export function withRawData(d: Device, change: Record<string, unknown>): Device 
 
 /**
  * The record at its printer's new address: what was said about the old one goes (a pending move,
- * a flagged counter, not answering, said goodbye), and `learned` (what the move's proof showed:
- * the MAC seen there, the SNMPv3 engine) is remembered.
+ * not answering, said goodbye), and `learned` (what the move's proof showed: the MAC seen there,
+ * the SNMPv3 engine) is remembered. A flagged page counter stays: it is about the printer's meter,
+ * for a person to accept, wherever the printer is.
  */
 export function atNewAddress(d: Device, ip: string, learned: Record<string, unknown> = {}): Device {
   const status_messages = (d.status_messages ?? []).filter((m) => !isPresenceLine(m));
-  // The printer information carries a copy of the lines (markGone): the notes about the move go too.
-  const stale = (m: string) => isPresenceLine(m) || m.startsWith(PENDING_MOVE_NOTE) || m.startsWith(COUNTER_NOTE);
+  // The printer information carries a copy of the lines (markGone): the note about the move goes too.
+  const stale = (m: string) => isPresenceLine(m) || m.startsWith(PENDING_MOVE_NOTE);
   const printer_info = d.printer_info ? { ...d.printer_info, status_messages: (Array.isArray(d.printer_info.status_messages) ? (d.printer_info.status_messages as string[]) : []).filter((m) => !stale(m)) } : d.printer_info;
-  return withRawData({ ...d, ip, status_messages, printer_info }, { pending_move: undefined, counter_flag: undefined, not_answering_since: undefined, mdns_goodbye_at: undefined, wsd_goodbye_at: undefined, ...learned });
+  return withRawData({ ...d, ip, status_messages, printer_info }, { pending_move: undefined, not_answering_since: undefined, mdns_goodbye_at: undefined, wsd_goodbye_at: undefined, ...learned });
 }
 
 /** What a trusted reading (at the record's own address, or a move made) teaches about the printer. */

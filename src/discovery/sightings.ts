@@ -60,9 +60,10 @@ export class Sightings {
       ...identityOf(o),
     };
     const answers = savedAnswers ?? (await this.savedAddressAnswers(existing));
+    // A move stores its reading (decide() checks its counter first): an earlier counter flag no longer stands.
     return this.decide(existing.serial, fp, answers, (current) => {
       const snapshot = { serial: current.serial, ts: o.now, ...parsePrinter(host.values, host.address, new Date(o.now)).metrics };
-      const moved = this.trusted(mergeObservation(atNewAddress(current, host.address), { ...o, ip: host.address }), host);
+      const moved = this.trusted(mergeObservation(atNewAddress(current, host.address, { counter_flag: undefined }), { ...o, ip: host.address }), host);
       return { device: moved, snapshot, existed: true, fromIp: current.ip };
     }, forRound);
   }
@@ -74,7 +75,7 @@ export class Sightings {
     const fp: Fingerprint = { ip: o.ip, ...(mac ? { neighbour_mac: mac } : {}), snmp: 'ipp', ...identityOf(o) };
     const answers = await this.savedAddressAnswers(existing);
     await this.decide(existing.serial, fp, answers, (current) => {
-      const merged = mergeObservation(atNewAddress(current, o.ip), { ...o, serial: current.serial, printerInfo: { ...o.printerInfo, serial: current.serial } });
+      const merged = mergeObservation(atNewAddress(current, o.ip, { counter_flag: undefined }), { ...o, serial: current.serial, printerInfo: { ...o.printerInfo, serial: current.serial } });
       const device = rememberIdentity(withIppTarget(merged, read.ipp), { neighbour_mac: mac });
       return { device, snapshot: { serial: current.serial, ts: o.now, ...read.metrics }, existed: true, fromIp: current.ip };
     });
