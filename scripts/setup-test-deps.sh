@@ -4,8 +4,6 @@ set -euo pipefail
 need=()
 command -v snmpsimd >/dev/null 2>&1 || command -v snmpsimd.py >/dev/null 2>&1 || need+=(snmpsim)
 command -v snmpget >/dev/null 2>&1 || need+=(snmp)
-# A non-printer SNMP agent (Net-SNMP's snmpd) for remaking test/fixtures/snmp/linux-netsnmp.snmprec.
-[ -x /usr/sbin/snmpd ] || need+=(snmpd)
 # The browser test of the sign-in page (test/api/login-browser.test.ts) drives Debian's Chromium.
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v curl >/dev/null 2>&1 || need+=(curl)
@@ -16,7 +14,8 @@ command -v ippeveprinter >/dev/null 2>&1 || need+=(cups-ipp-utils)
 # Each printer host of the namespace LAN runs its own D-Bus and Avahi (test/helpers/printer-lan.ts).
 command -v avahi-daemon >/dev/null 2>&1 || need+=(avahi-daemon)
 command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus)
-# The site LAN's other hosts (test/helpers/site-lan.ts): a Linux server answering SNMP, a Windows-style
+# The site LAN's other hosts (test/helpers/site-lan.ts): a Linux server answering SNMP (Net-SNMP's
+# snmpd, which also made test/fixtures/snmp/linux-netsnmp.snmprec), a Windows-style
 # WS-Discovery computer, a CUPS server sharing a queue (cupsd + lpadmin), Avahi's publish/browse tools.
 command -v snmpd >/dev/null 2>&1 || need+=(snmpd)
 command -v wsdd >/dev/null 2>&1 || need+=(wsdd)
