@@ -138,11 +138,13 @@ describe('a site LAN: only printers listed, renumbered printers followed, print 
   });
 
   it('the LAN is what it claims: the CUPS queue is announced as _ipp._tcp with rp=printers/<queue> and its own UUID, beside the printers', async () => {
-    // One query's answers may come in several packets, some after the window: asked again until all three are heard.
+    // One query's answers may come in several packets, some after the window, and a service's TXT
+    // may be heard empty while its daemon is still filling it in: asked again until all three are
+    // heard with their TXT.
     let records = await lan.browse('_ipp._tcp.local');
-    const heard = (name: string) => records.some((r) => r.type === 'TXT' && r.name.startsWith(name));
-    for (let i = 0; i < 10 && !['Office Printer', 'Hall Printer', `${QUEUE} @ ${cups.name}`].every(heard); i++) records = [...records, ...(await lan.browse('_ipp._tcp.local'))];
-    const txt = (name: string) => records.find((r) => r.type === 'TXT' && r.name.startsWith(name))?.data as string[] | undefined;
+    const txt = (name: string) =>
+      records.filter((r) => r.type === 'TXT' && r.name.startsWith(name)).map((r) => r.data as string[]).find((d) => Array.isArray(d) && d.some((t) => String(t).startsWith('rp=')));
+    for (let i = 0; i < 10 && !['Office Printer', 'Hall Printer', `${QUEUE} @ ${cups.name}`].every((n) => txt(n)); i++) records = [...records, ...(await lan.browse('_ipp._tcp.local'))];
     const cupsTxt = txt(`${QUEUE} @ ${cups.name}`);
     assert.ok(cupsTxt, `no CUPS announcement: ${JSON.stringify(records)}`);
     assert.ok(cupsTxt.includes(`rp=printers/${QUEUE}`), JSON.stringify(cupsTxt));
