@@ -179,7 +179,7 @@ export class DiscoveryService {
     apply(this.deps.settings.get());
   }
 
-  /** An announcement from outside the listeners (tests, and the listeners' own callbacks). */
+  /** An announcement from outside the listeners (tests). */
   announced(...args: Parameters<Announcements['announced']>): void {
     this.announcements.announced(...args);
   }
