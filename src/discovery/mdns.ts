@@ -19,7 +19,7 @@ import type { RemoteInfo } from 'node:dgram';
 import makeMdns from 'multicast-dns';
 import type { Packet } from 'dns-packet';
 import type { Logger } from '../log/logger.js';
-import { MdnsCache, type CacheLimits, type CacheResult, type GoneWhy, type Question } from './mdns-cache.js';
+import { DEFAULT_LIMITS, MdnsCache, type CacheLimits, type CacheResult, type GoneWhy, type Question } from './mdns-cache.js';
 
 export { txtOf } from './mdns-cache.js';
 
@@ -65,6 +65,10 @@ export interface MdnsStatus {
   interfaces: { name: string; address: string; error?: string }[];
   /** What a flooding LAN made the cache drop since start(). */
   dropped: { rate_limited: number; over_caps: number };
+  /** Services (instance names) remembered now, and the source addresses whose rate is tracked. */
+  services: number;
+  sources: number;
+  limits: { packets_per_second: number; services_per_source: number; services: number; max_ttl_s: number };
 }
 
 export interface MdnsListenerOptions {
@@ -128,9 +132,14 @@ export class MdnsListener {
   }
 
   status(): MdnsStatus {
+    const size = this.cache?.size();
+    const limits = { ...DEFAULT_LIMITS, ...this.opts.limits };
     return {
       interfaces: [...this.sockets.values()].map((s) => ({ name: s.name, address: s.address, ...(s.error ? { error: s.error } : {}) })),
       dropped: this.cache?.dropped() ?? { rate_limited: 0, over_caps: 0 },
+      services: size?.instances ?? 0,
+      sources: size?.sources ?? 0,
+      limits: { packets_per_second: limits.packetsPerSecond, services_per_source: limits.maxInstancesPerSource, services: limits.maxInstances, max_ttl_s: limits.maxTtlS },
     };
   }
 

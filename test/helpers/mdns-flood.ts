@@ -3,11 +3,12 @@
 // SO_REUSEADDR), it announces `count` different _ipp._tcp instance names spread evenly over
 // `overMs`, each one PTR + SRV + TXT + A, all pointing at `address` port 631 (rp=ipp/print): a host
 // cycling through names, or a misbehaving firmware, as the agent's announcement gate must survive.
-// Each instance is announced once; the peer exits when the last has been sent.
+// Each instance is announced once, `perPacket` of them in one packet (default 1: the packets are
+// spread evenly, so the rate is count / perPacket / overMs); the peer exits when the last is sent.
 //
 // API (test side):
-//   startMdnsFlood(host, { address, count, overMs }) -> once the first announcement is out:
-//     f.sent()     announcements sent so far;   f.done()  resolves when the last is sent (the peer exited);
+//   startMdnsFlood(host, { address, count, overMs, perPacket? }) -> once the first packet is out:
+//     f.sent()     packets sent so far;         f.done()  resolves when the last is sent (the peer exited);
 //     f.out()      what the peer printed;       f.kill()  ends it early.
 // Peer side: `ip netns exec <ns> node mdns-flood.js '<json>'`.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,6 +24,7 @@ interface FloodOptions {
   address: string;
   count: number;
   overMs: number;
+  perPacket: number;
 }
 
 export interface MdnsFlood {
@@ -34,8 +36,8 @@ export interface MdnsFlood {
 
 const sentIn = (out: string) => out.split('\n').filter((l) => l.startsWith('announced')).length;
 
-export async function startMdnsFlood(h: PrinterHost, opts: { address: string; count: number; overMs: number }): Promise<MdnsFlood> {
-  const peer: FloodOptions = { from: h.address, address: opts.address, count: opts.count, overMs: opts.overMs };
+export async function startMdnsFlood(h: PrinterHost, opts: { address: string; count: number; overMs: number; perPacket?: number }): Promise<MdnsFlood> {
+  const peer: FloodOptions = { from: h.address, address: opts.address, count: opts.count, overMs: opts.overMs, perPacket: Math.max(1, opts.perPacket ?? 1) };
   const child: ChildProcess = spawn('ip', ['netns', 'exec', h.ns, process.execPath, fileURLToPath(import.meta.url), JSON.stringify(peer)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
@@ -72,21 +74,24 @@ function runFlood(o: FloodOptions): void {
       { type: 'PTR', name: type, ttl: 4500, data: name },
       { type: 'SRV', name, ttl: 120, flush: true, data: { target: host, port: 631, priority: 0, weight: 0 } },
       { type: 'TXT', name, ttl: 4500, flush: true, data: ['txtvers=1', 'rp=ipp/print', `ty=Flood ${i}`] },
-      { type: 'A', name: host, ttl: 120, flush: true, data: o.address },
     ];
   };
   const mdns = makeMdns({ interface: o.from, bind: '0.0.0.0', reuseAddr: true, loopback: false });
-  let i = 0;
+  const packets = Math.ceil(o.count / o.perPacket);
+  let p = 0;
   const next = () => {
-    const n = i++;
-    mdns.respond({ answers: records(n) }, (err: Error | null) => {
+    const n = p++;
+    const first = n * o.perPacket;
+    const names = Array.from({ length: Math.min(o.perPacket, o.count - first) }, (_, k) => first + k);
+    const answers: Answer[] = [...names.flatMap(records), { type: 'A', name: host, ttl: 120, flush: true, data: o.address }];
+    mdns.respond({ answers }, (err: Error | null) => {
       console.log(err ? `send error ${err.message}` : `announced ${n}`);
-      if (n === o.count - 1) {
+      if (n === packets - 1) {
         mdns.destroy();
         setTimeout(() => process.exit(0), 50);
       }
     });
-    if (i < o.count) setTimeout(next, o.overMs / o.count);
+    if (p < packets) setTimeout(next, o.overMs / packets);
   };
   mdns.on('ready', next);
 }

@@ -105,6 +105,10 @@ const envelope = (action: string, body: string, relatesTo?: string) =>
   `<wsd:AppSequence InstanceId="1" MessageNumber="1"/></soap:Header><soap:Body>${body}</soap:Body></soap:Envelope>`;
 const epr = (uuid: string) => `<wsa:EndpointReference><wsa:Address>urn:uuid:${uuid}</wsa:Address></wsa:EndpointReference>`;
 const TYPES = '<wsd:Types>wsdp:Device wprt:PrintDeviceType</wsd:Types>';
+/** A printer's WS-Discovery Hello (2005/04) for endpoint `uuid` at `xaddrs`. */
+export const helloMessage = (uuid: string, xaddrs: string) =>
+  envelope('Hello', `<wsd:Hello>${epr(uuid)}${TYPES}<wsd:XAddrs>${xaddrs}</wsd:XAddrs><wsd:MetadataVersion>1</wsd:MetadataVersion></wsd:Hello>`);
+export const WSD_GROUP = GROUP;
 
 function runPeer(o: PeerOptions): void {
   const xml = new XMLParser({ removeNSPrefix: true, processEntities: false, parseTagValue: false });
@@ -154,7 +158,7 @@ function runPeer(o: PeerOptions): void {
   createInterface({ input: process.stdin }).on('line', (line) => {
     const [cmd, uuid, addrs] = line.trim().split(/\s+/);
     if (cmd === 'hello') {
-      const msg = envelope('Hello', `<wsd:Hello>${epr(uuid!)}${TYPES}<wsd:XAddrs>${addrs}</wsd:XAddrs><wsd:MetadataVersion>1</wsd:MetadataVersion></wsd:Hello>`);
+      const msg = helloMessage(uuid!, addrs!);
       const at = Date.now();
       sendWsd(msg, 3702, GROUP, () => console.log(`hello-sent ${at}`));
     } else if (cmd === 'bye') {

@@ -1,7 +1,7 @@
 // @ts-check
 // The Settings page's building blocks: a field with its hint and error, a form that saves one
 // section (POST /settings) and puts the agent's message under the field it names.
-import { post } from './api.js';
+import { ApiError, post } from './api.js';
 import { errorText, h } from './dom.js';
 
 /**
@@ -83,9 +83,17 @@ export function settingsForm(id, title, fields, collect, after) {
   const form = h('form', { id, novalidate: true }, h('h2', { text: title }), fields,
     h('button', { type: 'submit', class: 'primary', text: 'Save', 'aria-label': 'Save the ' + title + ' settings' }),
     ' ', formMsg);
+  /** @param {SettingsUpdate} body */
+  const save = async (body) => {
+    const s = await post('/settings', body);
+    formMsg.textContent = 'Saved.';
+    formMsg.className = 'okmsg';
+    if (after) after(s);
+  };
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     clearErrors(form, formMsg);
+    form.querySelector('.confirm-password')?.remove();
     let body;
     try {
       body = collect();
@@ -94,15 +102,56 @@ export function settingsForm(id, title, fields, collect, after) {
       return;
     }
     try {
-      const s = await post('/settings', body);
-      formMsg.textContent = 'Saved.';
-      formMsg.className = 'okmsg';
-      if (after) after(s);
+      await save(body);
     } catch (err) {
+      if (err instanceof ApiError && err.status === 403 && PASSWORD_ASKED.test(err.message)) {
+        formMsg.before(passwordPrompt(err.message, body, save));
+        return;
+      }
       showError(form, errorText(err), formMsg);
     }
   });
   return h('section', {}, form);
+}
+
+// The box's refusal of a change that would send a stored secret (the SMTP password, the enrollment
+// token) somewhere new, when the signed-in account can prove it may know it (secret-destinations.ts
+// on the agent): it asks for the account's password with the change.
+const PASSWORD_ASKED = /send current_password/;
+
+/**
+ * Asks for the account's password and sends the same change again with it. The box's message says
+ * which secret would go where; a wrong password is the box's answer under the box, and the change
+ * can be tried again or left (Cancel: nothing was changed).
+ * @param {string} message
+ * @param {SettingsUpdate} body
+ * @param {(body: SettingsUpdate) => Promise<void>} save
+ */
+function passwordPrompt(message, body, save) {
+  const why = message.split(': send current_password')[0];
+  const pw = h('input', { type: 'password', autocomplete: 'current-password', id: 'confirm-password-' + Math.random().toString(36).slice(2) });
+  const answer = h('p', { class: 'error', role: 'alert' });
+  const confirm = h('button', { type: 'button', class: 'primary', text: 'Save with my password' });
+  const cancel = h('button', { type: 'button', text: 'Cancel' });
+  const box = h('div', { class: 'confirm-password', role: 'group', 'aria-label': 'Confirm with your password' },
+    h('p', { text: 'This change would send a stored secret to a new place (' + why + '). Enter your account password to make it, or give the secret again.' }),
+    h('label', { for: pw.id, text: 'Your account password' }), pw, ' ', confirm, ' ', cancel, answer);
+  confirm.addEventListener('click', async () => {
+    answer.textContent = '';
+    if (!(pw instanceof HTMLInputElement) || pw.value === '') {
+      answer.textContent = 'Enter your account password.';
+      return;
+    }
+    try {
+      await save({ ...body, current_password: pw.value });
+      box.remove();
+    } catch (err) {
+      answer.textContent = errorText(err);
+    }
+  });
+  cancel.addEventListener('click', () => box.remove());
+  queueMicrotask(() => pw.focus());
+  return box;
 }
 
 /** The lines of a text box, trimmed, without the empty ones. @param {string} t */
