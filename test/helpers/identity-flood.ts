@@ -11,12 +11,12 @@
 //     f.answered()  IPP requests answered so far;   f.hellos()  Hellos sent so far;
 //     f.out()       what the peer printed;          f.stop()    ends it.
 // Peer side: `ip netns exec <ns> node identity-flood.js '<json>'`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createSocket } from 'node:dgram';
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { hostileIppReply } from './hostile-names.js';
+import { startNsPeer } from './ns-peer.js';
 import { helloMessage, WSD_GROUP } from './wsd-responder.js';
 import type { PrinterHost } from './printer-lan.js';
 
@@ -32,30 +32,10 @@ export interface IdentityFlood {
   stop(): Promise<void>;
 }
 
-const count = (out: string, word: string) => out.split('\n').filter((l) => l.startsWith(word)).length;
-
 export async function startIdentityFlood(h: PrinterHost, opts: { helloMs: number }): Promise<IdentityFlood> {
   const peer: PeerOptions = { address: h.address, helloMs: opts.helloMs };
-  const child: ChildProcess = spawn('ip', ['netns', 'exec', h.ns, process.execPath, fileURLToPath(import.meta.url), JSON.stringify(peer)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const deadline = Date.now() + 15_000;
-  while (count(out, 'hello') === 0) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`identity flood in ${h.ns} did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    answered: () => count(out, 'answered'),
-    hellos: () => count(out, 'hello'),
-    out: () => out,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+  const p = await startNsPeer(h.ns, import.meta.url, peer, { startedBy: 'hello', what: 'identity flood' });
+  return { answered: () => p.count('answered'), hellos: () => p.count('hello'), out: p.out, stop: () => p.stop() };
 }
 
 // ---- the peer itself, inside the host's namespace ----

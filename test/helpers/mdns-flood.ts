@@ -11,11 +11,11 @@
 //     f.sent()     packets sent so far;         f.done()  resolves when the last is sent (the peer exited);
 //     f.out()      what the peer printed;       f.kill()  ends it early.
 // Peer side: `ip netns exec <ns> node mdns-flood.js '<json>'`.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import makeMdns from 'multicast-dns';
 import type { Answer } from 'dns-packet';
 import type { PrinterHost } from './printer-lan.js';
+import { startNsPeer } from './ns-peer.js';
 
 interface FloodOptions {
   /** The host's own address: the socket sends from it. */
@@ -34,32 +34,17 @@ export interface MdnsFlood {
   kill(): Promise<void>;
 }
 
-const sentIn = (out: string) => out.split('\n').filter((l) => l.startsWith('announced')).length;
-
 export async function startMdnsFlood(h: PrinterHost, opts: { address: string; count: number; overMs: number; perPacket?: number }): Promise<MdnsFlood> {
   const peer: FloodOptions = { from: h.address, address: opts.address, count: opts.count, overMs: opts.overMs, perPacket: Math.max(1, opts.perPacket ?? 1) };
-  const child: ChildProcess = spawn('ip', ['netns', 'exec', h.ns, process.execPath, fileURLToPath(import.meta.url), JSON.stringify(peer)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const deadline = Date.now() + 15_000;
-  while (sentIn(out) === 0) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`mDNS flood in ${h.ns} did not start:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const p = await startNsPeer(h.ns, import.meta.url, peer, { startedBy: 'announced', what: 'mDNS flood' });
   return {
-    sent: () => sentIn(out),
+    sent: () => p.count('announced'),
     async done() {
-      await exited;
-      if (child.exitCode !== 0) throw new Error(`mDNS flood in ${h.ns} exited ${child.exitCode}:\n${out.slice(-2000)}`);
+      await p.exited;
+      if (p.child.exitCode !== 0) throw new Error(`mDNS flood in ${h.ns} exited ${p.child.exitCode}:\n${p.out().slice(-2000)}`);
     },
-    out: () => out,
-    async kill() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGKILL');
-      await exited;
-    },
+    out: p.out,
+    kill: () => p.stop('SIGKILL'),
   };
 }
 

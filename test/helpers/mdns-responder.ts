@@ -11,7 +11,7 @@
 //     r.announced()   announcements sent so far;  r.answered()  queries answered so far;
 //     r.out()         what the peer printed;      r.kill(signal) ends the peer (SIGKILL: no goodbye).
 // Peer side: `ip netns exec <ns> node mdns-responder.js '<json>'`.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { startNsPeer } from './ns-peer.js';
 import { fileURLToPath } from 'node:url';
 import makeMdns from 'multicast-dns';
 import type { Answer } from 'dns-packet';
@@ -32,30 +32,10 @@ export interface MdnsResponder {
   kill(signal: NodeJS.Signals): Promise<void>;
 }
 
-const count = (out: string, word: string) => out.split('\n').filter((l) => l.startsWith(word)).length;
-
 export async function startMdnsResponder(h: PrinterHost, opts: { instance: string; ttl: number; announceEveryMs?: number }): Promise<MdnsResponder> {
   const peer: PeerOptions = { address: h.address, host: `${h.name}.local`, instance: opts.instance, ttl: opts.ttl, announceEveryMs: opts.announceEveryMs ?? 0 };
-  const child: ChildProcess = spawn('ip', ['netns', 'exec', h.ns, process.execPath, fileURLToPath(import.meta.url), JSON.stringify(peer)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (b: Buffer) => (out += b.toString()));
-  child.stderr!.on('data', (b: Buffer) => (out += b.toString()));
-  const deadline = Date.now() + 15_000;
-  while (count(out, 'announced') === 0) {
-    if (child.exitCode !== null || Date.now() > deadline) throw new Error(`mDNS responder in ${h.ns} did not announce:\n${out}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return {
-    announced: () => count(out, 'announced'),
-    answered: () => count(out, 'answered'),
-    out: () => out,
-    async kill(signal) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill(signal);
-      await exited;
-    },
-  };
+  const p = await startNsPeer(h.ns, import.meta.url, peer, { startedBy: 'announced', what: 'mDNS responder' });
+  return { announced: () => p.count('announced'), answered: () => p.count('answered'), out: p.out, kill: (signal) => p.stop(signal) };
 }
 
 // ---- the peer itself, inside the host's namespace ----
