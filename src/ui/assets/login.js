@@ -10,11 +10,28 @@
   /** @param {string} boxPath */
   const onBox = (boxPath) => '.' + boxPath;
   if (!(form instanceof HTMLFormElement)) return; // the notice: no form
+  // Show password: every password field of the form at once (the setup form has two).
+  const show = form.querySelector('[data-show-password]');
+  const passwords = [...form.querySelectorAll('input[type=password]')];
+  if (show instanceof HTMLInputElement) {
+    show.addEventListener('change', () => {
+      for (const p of passwords) if (p instanceof HTMLInputElement) p.type = show.checked ? 'text' : 'password';
+    });
+  }
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const endpoint = form.dataset.endpoint;
     const error = document.getElementById('error');
     if (!endpoint || !error) return; // both are on each form (src/ui/login-page.ts)
+    // A field that repeats another (the setup form's "Password again") must match it; it is not sent.
+    for (const again of form.querySelectorAll('input[data-confirms]')) {
+      const first = again instanceof HTMLInputElement ? form.elements.namedItem(again.dataset.confirms || '') : null;
+      if (again instanceof HTMLInputElement && first instanceof HTMLInputElement && again.value !== first.value) {
+        error.textContent = 'The two passwords differ: type the same password twice.';
+        again.focus();
+        return;
+      }
+    }
     const body = Object.fromEntries(new FormData(form));
     const r = await fetch(onBox(endpoint), {
       method: 'POST',
