@@ -564,13 +564,34 @@ test('backup: the download is a complete backup; a damaged file is refused with 
   assert.equal(JSON.parse(text.trim().split('\n').at(-1)!).kind, 'trailer', 'the download ends with its trailer');
   const before = (await agent.get('/devices/list')).body;
   const cut = text.split('\n').slice(0, 2).join('\n') + '\n';
+  const trailer = JSON.parse(text.trim().split('\n').at(-1)!) as { records: { device: number; metrics: Record<string, number> } };
+  const rows = Object.values(trailer.records.metrics).reduce((a, b) => a + b, 0);
+  // Restore asks first, with what the file holds and what it replaces; Cancel sends nothing.
+  let posted = 0;
+  const countPosts = (r: import('playwright-core').Request) => { if (r.method() === 'POST' && r.url().endsWith('/restore')) posted++; };
+  desktop.on('request', countPosts);
+  await desktop.setInputFiles('#restore input[type=file]', { name: 'backup.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(text) });
+  await desktop.click('#restore button[type=submit]');
+  await desktop.waitForSelector('#restore-confirm:not([hidden])');
+  const asked = (await desktop.textContent('#restore-confirm')) ?? '';
+  assert.match(asked, new RegExp(`Restore backup\\.ndjson\\? It holds ${trailer.records.device.toLocaleString('en-US')} printers and ${rows.toLocaleString('en-US')} meter rows\\.`));
+  assert.match(asked, /Printers with the same serial on this box are replaced/);
+  await accessible(desktop, 'settings, restore asking first');
+  await desktop.click('#restore-confirm button:has-text("Cancel")');
+  await desktop.waitForSelector('#restore p:has-text("Nothing was restored.")');
+  assert.equal(posted, 0, 'Cancel sends nothing');
+  // A damaged file: confirmed, refused with the agent's reason, nothing changed.
   await desktop.setInputFiles('#restore input[type=file]', { name: 'cut.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(cut) });
   await desktop.click('#restore button[type=submit]');
+  await desktop.click('#restore-confirm button:has-text("Restore now")');
   await desktop.waitForSelector('#restore p.error:has-text("nothing was restored")');
   assert.equal((await agent.get('/devices/list')).body, before, 'nothing changed');
   await desktop.setInputFiles('#restore input[type=file]', { name: 'backup.ndjson', mimeType: 'application/x-ndjson', buffer: Buffer.from(text) });
   await desktop.click('#restore button[type=submit]');
+  await desktop.click('#restore-confirm button:has-text("Restore now")');
   await desktop.waitForSelector('#restore p.okmsg:has-text("Restored")');
+  desktop.off('request', countPosts);
+  assert.equal(posted, 2, 'each confirmed restore sent once');
   await accessible(desktop, 'settings with the backup form');
 });
 

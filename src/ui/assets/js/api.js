@@ -80,19 +80,27 @@ export function post(path, body) {
 }
 
 /**
- * POST /restore: a backup file, as it is.
+ * POST /restore: a backup file, as it is. `progress` is told the share of the file sent so far
+ * (0 to 1; XMLHttpRequest, since fetch says nothing of an upload's progress), then the box answers
+ * once the restore is done.
  * @param {File} file
+ * @param {(sent: number) => void} [progress]
  * @returns {Promise<import('./types').RestoreAnswer>}
  */
-export async function restore(file) {
-  const r = await fetch(onBox('/restore'), {
-    method: 'POST',
-    headers: { Accept: 'application/json', 'Content-Type': 'application/x-ndjson' },
-    body: file,
+export function restore(file, progress) {
+  return new Promise((resolve, reject) => {
+    const x = new XMLHttpRequest();
+    x.open('POST', onBox('/restore'));
+    x.setRequestHeader('Accept', 'application/json');
+    x.setRequestHeader('Content-Type', 'application/x-ndjson');
+    if (progress) x.upload.addEventListener('progress', (e) => { if (e.lengthComputable) progress(e.loaded / e.total); });
+    x.addEventListener('load', () => {
+      if (x.status >= 200 && x.status < 300) resolve(JSON.parse(x.responseText));
+      else reject(new ApiError(x.status, x.responseText.trim() || x.statusText));
+    });
+    x.addEventListener('error', () => reject(new Error('the box did not answer: nothing may have been restored; look at the printers list')));
+    x.send(file);
   });
-  const text = await r.text();
-  if (!r.ok) throw new Error(text.trim() || r.statusText);
-  return JSON.parse(text);
 }
 
 /** POST /api/v1/auth/logout, then the sign-in page. */

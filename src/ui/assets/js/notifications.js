@@ -4,7 +4,7 @@
 // one is stored); its rules are fieldsets named as the agent names them
 // (notifications.recipients[1].emails), so a 400 lands under the right field.
 import { get, post } from './api.js';
-import { errorText, h } from './dom.js';
+import { errorText, h, when } from './dom.js';
 import { field, inp, intOf, lines, settingsForm } from './settings-form.js';
 import { onLeave } from './view.js';
 
@@ -137,12 +137,13 @@ export function notificationsSection(s) {
           h('span', { class: 'badge', text: o.counts.pending + ' waiting' }), ' ',
           h('span', { class: 'badge', text: o.counts.sent + ' delivered' })),
         shown.length
-          ? h('table', {}, h('thead', {}, h('tr', {}, ['State', 'To', 'Alerts', 'Attempts', 'Last error']
+          ? h('table', {}, h('thead', {}, h('tr', {}, ['State', 'To', 'Alerts', 'Attempts', 'Next attempt', 'Last error']
             .map((t) => h('th', { text: t })))),
           h('tbody', {}, shown.map((m) => h('tr', { 'data-outbox': m.id, class: m.state === 'failed' ? 'failed' : '' },
             h('td', {}, h('span', { class: 'badge' + (m.state === 'failed' ? ' bad' : ''),
               text: m.state === 'failed' ? 'failed' : 'waiting' })),
             h('td', { text: m.target }), h('td', { text: String(m.alert_ids.length) }), h('td', { text: String(m.attempts) }),
+            h('td', m.state === 'failed' || !m.next_attempt_at ? { text: '–' } : { text: when(m.next_attempt_at) }),
             h('td', { text: m.last_error || '' })))))
           : h('p', { class: 'muted', text: 'Nothing waiting or failed.' }));
     } catch (err) {

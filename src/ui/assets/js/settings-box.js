@@ -148,30 +148,59 @@ export function accountSection() {
 export function backupSection() {
   const file = h('input', { type: 'file', id: 'restore-file', accept: '.ndjson,application/x-ndjson' });
   const restoreMsg = h('p', { role: 'status', 'aria-live': 'polite' });
+  const confirmBox = h('div', { id: 'restore-confirm', hidden: true });
+  const submit = h('button', { type: 'submit', text: 'Restore' });
   const form = h('form', { id: 'restore', novalidate: true },
     field('restore-file', 'Restore from a backup file', file,
-      'Devices and history in the file are added to what the box holds; a damaged or cut file changes nothing.'),
-    h('button', { type: 'submit', text: 'Restore' }), ' ', restoreMsg);
+      'Printers in the file replace those with the same serial here; its meter history is added. A damaged or cut file changes nothing.'),
+    submit, ' ', restoreMsg, confirmBox);
+  /** @param {string} text @param {string} [cls] */
+  const say = (text, cls) => {
+    restoreMsg.textContent = text;
+    restoreMsg.className = cls || '';
+  };
+  /** @param {File} f */
+  async function run(f) {
+    submit.disabled = true;
+    const bar = h('progress', { max: 100, value: 0, 'aria-label': 'Restore progress' });
+    restoreMsg.replaceChildren('Sending the file… ', bar);
+    restoreMsg.className = '';
+    try {
+      const got = await restore(f, (sent) => {
+        bar.setAttribute('value', String(Math.round(sent * 100)));
+        if (sent >= 1) restoreMsg.replaceChildren('Restoring on the box…');
+      });
+      say('Restored ' + fmtInt(got.devices) + ' printers and ' + fmtInt(got.metrics) + ' meter rows'
+        + (got.skipped ? ' (' + fmtInt(got.skipped) + ' already here)' : '') + '.'
+        + (got.warning ? ' Note: ' + got.warning : ''), 'okmsg');
+    } catch (err) {
+      say(errorText(err), 'error');
+    } finally {
+      submit.disabled = false;
+    }
+  }
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
-    restoreMsg.textContent = '';
-    restoreMsg.className = '';
-    if (!file.files || !file.files[0]) {
-      restoreMsg.textContent = 'Choose a backup file first.';
-      restoreMsg.className = 'error';
+    say('');
+    const f = file.files && file.files[0];
+    if (!f) {
+      say('Choose a backup file first.', 'error');
       return;
     }
-    try {
-      const got = await restore(file.files[0]);
-      restoreMsg.textContent = 'Restored ' + fmtInt(got.devices) + ' printers and ' + fmtInt(got.metrics)
-        + ' meter rows'
-        + (got.skipped ? ' (' + fmtInt(got.skipped) + ' already here)' : '') + '.'
-        + (got.warning ? ' Note: ' + got.warning : '');
-      restoreMsg.className = 'okmsg';
-    } catch (err) {
-      restoreMsg.textContent = errorText(err);
-      restoreMsg.className = 'error';
-    }
+    // What will be replaced, asked before anything is sent: the file's own counts, from its trailer.
+    const counts = await backupCounts(f);
+    const yes = h('button', { type: 'button', class: 'danger primary', text: 'Restore now' });
+    const no = h('button', { type: 'button', text: 'Cancel' });
+    confirmBox.replaceChildren(
+      h('p', { text: 'Restore ' + f.name + '? ' + (counts
+        ? 'It holds ' + fmtInt(counts.devices) + ' printers and ' + fmtInt(counts.metrics) + ' meter rows. '
+        : 'Its counts cannot be read before it is sent (a compressed or version 1 file). ')
+        + 'Printers with the same serial on this box are replaced by the file\'s; the file\'s meter history is added to what is here.' }),
+      yes, ' ', no);
+    confirmBox.hidden = false;
+    yes.focus();
+    yes.addEventListener('click', () => { confirmBox.hidden = true; void run(f); });
+    no.addEventListener('click', () => { confirmBox.hidden = true; say('Nothing was restored.'); });
   });
   return {
     node: h('section', { id: 'backup' }, h('h2', { text: 'Backup' }),
@@ -179,4 +208,23 @@ export function backupSection() {
         ' of every printer and its whole meter history.'),
       form),
   };
+}
+
+/**
+ * A version 2 backup's counts, from its trailer (its last line: docs/backup-format.md); null when
+ * the file has none that can be read here.
+ * @param {File} f
+ * @returns {Promise<{ devices: number, metrics: number } | null>}
+ */
+async function backupCounts(f) {
+  try {
+    const tail = await f.slice(Math.max(0, f.size - 4096)).text();
+    const last = tail.trimEnd().split('\n').pop() || '';
+    const t = JSON.parse(last);
+    if (t.kind !== 'trailer' || !t.records) return null;
+    const m = t.records.metrics || {};
+    return { devices: Number(t.records.device) || 0, metrics: Object.values(m).reduce((a, b) => a + (Number(b) || 0), 0) };
+  } catch {
+    return null;
+  }
 }
