@@ -60,6 +60,8 @@ function statementSql(filter: PrinterFilter): string {
       LIMIT @limit OFFSET @offset)
     SELECT d.serial, d.ip, d.manufacturer, d.model, d.hostname, d.location, d.asset_number, d.description,
       d.visible, d.status_messages, d.printer_info -> '$.toner_alerts' AS toner_alerts,
+      (d.is_usb = 0 AND (coalesce(d.web_ui_url, '') <> ''
+        OR EXISTS (SELECT 1 FROM json_each(d.printer_info -> '$.open_ports') o WHERE o.value IN (80, 443)))) AS web_page,
       max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen,
       r.ts AS reading_ts, r.page_count, r.mono_pages, r.color_pages, r.toner_levels, p.total
     FROM page p JOIN devices d ON d.serial = p.serial ${reading}

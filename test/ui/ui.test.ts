@@ -148,6 +148,10 @@ test('printers: saved printers with meters (mono + colour when there is no total
   assert.match((await big.locator('td.soonest').textContent()) ?? '', /^black ~(9|10|11) d$/);
   assert.match((await big.locator('td.soonest').getAttribute('title')) ?? '', /^Empty about \d{4}-\d{2}-\d{2}, about [\d,]+ pages \(confidence \d+%\)$/);
   assert.equal(await mc.locator('td.soonest').textContent(), '–');
+  // The printer's own web page, through the box, where it has one (a web UI URL or port 80/443).
+  assert.equal(await big.locator('a.web-page').getAttribute('href'), `./proxy/${TWO_YEARS}/`);
+  assert.equal(await big.locator('a.web-page').getAttribute('target'), '_blank');
+  assert.equal(await mc.locator('a.web-page').count(), 0, 'no web page known: no button');
   // Keyboard: the first Tab reaches the skip link, which moves focus to the page without leaving it.
   await desktop.reload();
   await desktop.waitForSelector(`#saved[data-loaded] tr[data-serial="${MONO_COLOUR}"]`);
@@ -462,6 +466,7 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   assert.equal(await web.getAttribute('href'), 'https://127.0.1.60/startwlm/Start_Wlm.htm');
   assert.equal(await web.getAttribute('target'), '_blank');
   assert.equal(await web.getAttribute('rel'), 'noopener noreferrer');
+  assert.equal(await desktop.locator('#web-page a.web-page').getAttribute('href'), `./proxy/${TWO_YEARS}/`, 'the Web page button beside Read now');
   const monthPoints = Number(await desktop.getAttribute('#meter-chart', 'data-points'));
   assert.ok(monthPoints > 50, `month: ${monthPoints} points`);
   await desktop.click('button[data-period="year"]');

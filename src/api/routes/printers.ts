@@ -36,7 +36,7 @@ function printerText(r: PrinterRow, soonest?: SupplyForecast | null): string {
     + `,"manufacturer":${JSON.stringify(r.manufacturer ?? null)},"model":${JSON.stringify(r.model ?? null)}`
     + `,"hostname":${JSON.stringify(r.hostname ?? null)},"location":${JSON.stringify(r.location ?? null)}`
     + `,"asset_number":${JSON.stringify(r.asset_number ?? null)},"description":${JSON.stringify(r.description ?? null)}`
-    + `,"hidden":${r.visible === 0},"status_messages":${r.status_messages ?? '[]'},"toner_alerts":${r.toner_alerts ?? '[]'}`
+    + `,"hidden":${r.visible === 0},"web_page":${r.web_page === 1},"status_messages":${r.status_messages ?? '[]'},"toner_alerts":${r.toner_alerts ?? '[]'}`
     + `,"last_seen":"${formatTime(r.seen as number)}"`
     + `,"last_reading":${r.reading_ts === null ? 'null' : `"${formatTime(r.reading_ts as number)}"`}`
     + `,"meters":{"total":${num(total)},"mono":${num(mono)},"colour":${num(colour)}}`

@@ -1,6 +1,7 @@
 // @ts-check
 // What the printer pages share: counters, supply bars and forecasts, status badges, whether a
 // printer answers, how it was found, and its web page's link.
+import { onBox } from './api.js';
 import { fmtInt, h, localTime } from './dom.js';
 
 /** @typedef {import('./types').Schemas} S */
@@ -150,3 +151,24 @@ export function webLink(url) {
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:')) return h('span', { class: 'web-ui', text: String(url) });
   return h('a', { class: 'web-ui', href: u.href, target: '_blank', rel: 'noopener noreferrer', text: String(url) });
 }
+
+/**
+ * A saved network printer's own web page, through the box (`/proxy/{serial}/`): it works wherever
+ * the box's UI does (through the central server's proxy too), signs the technician in nowhere else,
+ * and the page runs under the box's sandbox (docs/ui.md, "A printer's web page").
+ * @param {string} serial
+ * @param {string} [label] for the screen reader: the printer's name
+ */
+export function webPageLink(serial, label) {
+  return h('a', {
+    class: 'button web-page', href: onBox('/proxy/' + encodeURIComponent(serial) + '/'), target: '_blank', rel: 'noopener noreferrer',
+    text: 'Web page', 'aria-label': 'Web page of ' + (label || serial) + ' (opens a new tab)',
+  });
+}
+
+/**
+ * Whether a printer has a web page the box can show: not USB, and a web UI URL or port 80 or 443
+ * open (the same rule as GET /api/printers' `web_page`).
+ * @param {{ is_usb?: boolean, web_ui_url?: string | null, open_ports?: number[] }} p
+ */
+export const hasWebPage = (p) => !p.is_usb && (Boolean(p.web_ui_url) || (p.open_ports || []).some((x) => x === 80 || x === 443));

@@ -5,7 +5,7 @@ import { ApiError, get, post } from './api.js';
 import { $, ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { historyCharts } from './printer-charts.js';
-import { detection, foundBy, meters, statusBadges, supplyBars, webLink } from './printer-parts.js';
+import { detection, foundBy, hasWebPage, meters, statusBadges, supplyBars, webLink, webPageLink } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas} S */
@@ -41,6 +41,8 @@ export async function printerView(serial) {
   const trustBox = h('div', { id: 'printer-trust' });
   const readBtn = h('button', { type: 'button', class: 'primary', id: 'read-now', text: 'Read now' });
   const delBtn = h('button', { type: 'button', class: 'danger', id: 'delete', text: 'Delete…' });
+  // Filled once how the printer was found (its open ports) is known: drawInfo.
+  const webBox = h('span', { id: 'web-page' });
 
   // The fields a person sets: saving one locks it, so discovery never overwrites it (POST /devices/update).
   const form = h('form', { id: 'edit', novalidate: true });
@@ -100,7 +102,7 @@ export async function printerView(serial) {
     h('p', {}, h('a', { href: '#/printers', text: '← Printers' })),
     h('section', {},
       h('h2', { id: 'printer-title', text: (dev.manufacturer ? dev.manufacturer + ' ' : '') + (dev.model || serial) }),
-      h('div', { class: 'toolbar' }, readBtn, delBtn), readMsg, trustBox,
+      h('div', { class: 'toolbar' }, readBtn, webBox, delBtn), readMsg, trustBox,
       h('div', { class: 'grid' }, h('div', {}, h('h3', { text: 'Identity' }), identity),
         h('div', {}, h('h3', { text: 'Status and supplies' }), statusBox))),
     h('section', {}, h('h2', { text: 'Asset details' }), form),
@@ -133,6 +135,7 @@ export async function printerView(serial) {
       ['Web page', webLink(d.web_ui_url)], ['Found by', foundBy(how)], ['What answered', detection(how)],
       ['First seen', when(d.first_seen)], ['Last seen', when(d.last_seen) + ' (' + ago(d.last_seen) + ')'],
     ];
+    webBox.replaceChildren(d.is_saved && hasWebPage({ is_usb: d.is_usb, web_ui_url: d.web_ui_url, open_ports: info?.open_ports }) ? webPageLink(d.serial, d.model || d.serial) : '');
     identity.replaceChildren(...rows.filter(([, v]) => v)
       .flatMap(([k, v]) => [h('dt', { text: k }), v instanceof Node ? h('dd', {}, v) : h('dd', { text: v })]));
     const m = meters(latest);

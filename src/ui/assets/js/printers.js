@@ -12,7 +12,7 @@
 import { get, post } from './api.js';
 import { ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
-import { daysText, statusBadges, supplyBars } from './printer-parts.js';
+import { daysText, statusBadges, supplyBars, webPageLink } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas['PrinterPage']['printers'][number]} Printer */
@@ -160,7 +160,8 @@ export async function printersView() {
         h('a', { href: '#/printer/' + encodeURIComponent(p.serial) }, h('b', { text: p.model || p.serial })),
         h('div', { class: 'muted', text: [p.manufacturer, p.serial, p.ip, p.location].filter(Boolean).join(' · ') }),
         p.asset_number ? h('div', { class: 'muted', text: 'Asset ' + p.asset_number }) : null,
-        visible ? null : h('span', { class: 'badge', text: 'hidden' })),
+        visible ? null : h('span', { class: 'badge', text: 'hidden' }),
+        p.web_page ? h('div', {}, webPageLink(p.serial, p.model || p.serial)) : null),
       h('td', { 'data-label': 'Status' }, statusBadges(p)),
       h('td', { 'data-label': 'Last seen', title: when(p.last_seen), text: ago(p.last_reading || p.last_seen) }),
       h('td', { class: 'num meter-total', 'data-label': 'Total', text: fmtInt(m.total) }),
