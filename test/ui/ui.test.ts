@@ -28,6 +28,9 @@ const MONO_COLOUR = 'UI-MC-0002';
 const DISCOVERED = 'UI-DISC-0003';
 const TO_HIDE = 'UI-DISC-0004';
 const WSD_ONLY = 'UI-DISC-0005';
+/** Saved, asleep, ink low (said twice by the printer), and silent since the last poll. */
+const SLEEPY = 'UI-SLEEP-0006';
+const SILENT_SINCE = '2026-11-20T08:30:00Z';
 const PHONE = { width: 360, height: 740 };
 const DESKTOP = { width: 1280, height: 860 };
 
@@ -70,6 +73,8 @@ before(async () => {
         web_ui_url: 'https://127.0.1.60/startwlm/Start_Wlm.htm', printer_info: { discovery_methods: ['ipp', 'subnet_scan'], detection_reasons: ['ipp: ipps port 443 answered Get-Printer-Attributes'] } }),
       ...twoYears(TWO_YEARS, now),
       device(MONO_COLOUR, { ip: '127.0.1.61', is_saved: true, manufacturer: 'HP', model: 'Color LaserJet M555', location: 'Reception' }),
+      device(SLEEPY, { ip: '127.0.1.65', is_saved: true, manufacturer: 'Epson', model: 'WF-C5890', status_messages: ['Sleep', 'Ink is low.', `not answering since ${SILENT_SINCE}: no SNMP or IPP answer`],
+        printer_info: { toner_alerts: ['ink is low'] } }),
       metrics(MONO_COLOUR, 'raw', now - HOUR, { mono_pages: 1200, color_pages: 345, toner_levels: { black: 40, cyan: 9, magenta: 55, yellow: 70 } }),
       device(DISCOVERED, { ip: '127.0.1.62', manufacturer: 'Brother', model: 'HL-L5100DN', web_ui_url: 'http://127.0.1.62/general/status.html',
         printer_info: { discovery_methods: ['ipp', 'mdns'], detection_reasons: ['mdns: _ipp._tcp', 'ipp: ipp port 631 answered Get-Printer-Attributes'] } }),
@@ -148,6 +153,11 @@ test('printers: saved printers with meters (mono + colour when there is no total
   assert.match((await big.locator('td.soonest').textContent()) ?? '', /^black ~(9|10|11) d$/);
   assert.match((await big.locator('td.soonest').getAttribute('title')) ?? '', /^Empty about \d{4}-\d{2}-\d{2}, about [\d,]+ pages \(confidence \d+%\)$/);
   assert.equal(await mc.locator('td.soonest').textContent(), '–');
+  // Status as it is: a normal state plain, a line said twice shown once, silence with its local time and no OK.
+  const sleepy = desktop.locator(`#saved tr[data-serial="${SLEEPY}"] td[data-label="Status"] .badge`);
+  const badges = await sleepy.evaluateAll((els) => els.map((e) => `${e.className}|${e.textContent}`));
+  const localSilent = await desktop.evaluate((iso) => new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(iso)), SILENT_SINCE);
+  assert.deepEqual(badges, ['badge|Sleep', 'badge bad|Ink is low.', `badge bad|Not answering since ${localSilent}`]);
   // The printer's own web page, through the box, where it has one (a web UI URL or port 80/443).
   assert.equal(await big.locator('a.web-page').getAttribute('href'), `./proxy/${TWO_YEARS}/`);
   assert.equal(await big.locator('a.web-page').getAttribute('target'), '_blank');

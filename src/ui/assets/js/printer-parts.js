@@ -71,10 +71,30 @@ export function supplyBars(levels, forecast) {
 
 /** @param {{ status_messages?: string[], toner_alerts?: string[] }} info */
 export function statusBadges(info) {
-  const msgs = [...(info.status_messages || []), ...(info.toner_alerts || [])];
-  if (!msgs.length) return h('span', { class: 'badge ok', text: 'OK' });
-  return msgs.map((m) => h('span', { class: 'badge bad', text: m }));
+  /** @type {Node[]} */
+  const out = [];
+  const seen = new Set();
+  let trouble = false;
+  for (const m of [...(info.status_messages || []), ...(info.toner_alerts || [])]) {
+    // A printer that did not answer: said with the local time, never beside an "OK".
+    const silent = NOT_ANSWERING.exec(m);
+    const text = silent ? 'Not answering since ' + localTime(silent[1]) : m.trim();
+    // The same line from the status and the supply alerts ("Ink is low." twice) is shown once.
+    const key = text.toLowerCase().replace(/[.\s]+$/, '').replace(/\s+/g, ' ');
+    if (!key || seen.has(key)) continue;
+    seen.add(key);
+    const normal = !silent && NORMAL_STATE.test(text);
+    if (!normal) trouble = true;
+    out.push(h('span', { class: normal ? 'badge' : 'badge bad', text, title: silent && m.indexOf(': ') > 0 ? m.slice(m.indexOf(': ') + 2) : undefined }));
+  }
+  if (!trouble) out.unshift(h('span', { class: 'badge ok', text: 'OK' }));
+  return out;
 }
+// merge.ts's line for a printer that did not answer a poll: "not answering since <RFC 3339>: <why>".
+const NOT_ANSWERING = /^not answering since (\S+?):? /;
+// A printer's normal states, said by its own status (hrDeviceStatus, IPP printer-state, PJL): shown
+// plain, not as trouble.
+const NORMAL_STATE = /^(idle|ready|online|sleep(ing)?|sleep mode|standby|energy sav(er|ing)( mode)?|power sav(er|ing)( mode)?|warming up|printing|processing|running)\.?$/i;
 
 // How a printer was found, in plain words (PrinterInfo.discovery_methods; an unknown method as
 // written), and what answered (detection_reasons, their method prefix in the same words).
