@@ -12,6 +12,7 @@ import { openEvents } from './live.js';
 import { logsView } from './logs.js';
 import { printerView } from './printer.js';
 import { printersView } from './printers.js';
+import { learnRole } from './role.js';
 import { settingsView } from './settings.js';
 import { showStorage, watchStatus } from './status.js';
 import { leave, markNavigated, view } from './view.js';
@@ -56,6 +57,8 @@ async function start() {
     view().focus();
   });
   $('logout').onclick = () => signOut();
+  // Before the first view: what it offers depends on the role (role.js).
+  await learnRole();
   openEvents();
   window.addEventListener('hashchange', () => {
     markNavigated();
