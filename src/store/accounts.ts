@@ -26,8 +26,6 @@ export class AccountChangeRefused extends Error {
   }
 }
 
-export const LAST_ADMIN_MESSAGE = 'the box must keep at least one admin: make another account an admin first';
-
 export const USERNAME_PATTERN = /^[a-z0-9][a-z0-9._-]{0,31}$/;
 
 /** Why a user name is not acceptable, or undefined. */
@@ -139,7 +137,7 @@ export class AccountStore {
   /** Refuses a change that would leave no admin: `username` becoming `role` (undefined: removed). */
   private keepAnAdmin(username: string, role: Role | undefined): void {
     if (role === 'admin' || this.roleOf(username) !== 'admin') return;
-    if ((this.stmt.admins.get() as number) <= 1) throw new AccountChangeRefused('last_admin', `${username} is the last admin: ${LAST_ADMIN_MESSAGE}`);
+    if ((this.stmt.admins.get() as number) <= 1) throw new AccountChangeRefused('last_admin', `${username} is the last admin: the box must keep at least one admin: make another account an admin first`);
   }
 
   /** Runs fn in a transaction that holds the write lock from its start (BEGIN IMMEDIATE); nested, a savepoint. */

@@ -21,11 +21,6 @@ const accountJson = (a: AccountSummary) => ({ username: a.username, role: a.role
 const REFUSED_STATUS: Record<AccountChangeRefused['reason'], number> = { exists: 409, missing: 404, last_admin: 409 };
 
 export function register(app: App, ctx: AgentContext): void {
-  app.get('/api/v1/auth/me', (req, res) => {
-    const p = principalOf(req)!; // the path is not public: the gate found someone
-    sendJson(res, 200, { ...(p.user ? { user: p.user } : {}), role: p.role, auth_mode: ctx.config.web.auth.mode, manage_accounts: managerProblem(req) === undefined });
-  });
-
   /** Why this request may not manage accounts, or undefined. */
   const managerProblem = (req: IncomingMessage): string | undefined => {
     const mode = ctx.config.web.auth.mode;
@@ -87,6 +82,11 @@ export function register(app: App, ctx: AgentContext): void {
     if (!a) return sendText(res, 404, `no account named ${JSON.stringify(username)}`);
     sendJson(res, status, accountJson(a));
   };
+
+  app.get('/api/v1/auth/me', (req, res) => {
+    const p = principalOf(req)!; // the path is not public: the gate found someone
+    sendJson(res, 200, { ...(p.user ? { user: p.user } : {}), role: p.role, auth_mode: ctx.config.web.auth.mode, manage_accounts: managerProblem(req) === undefined });
+  });
 
   app.get('/api/v1/accounts', (req, res) => {
     if (!allowed(req, res)) return;

@@ -57,8 +57,8 @@ async function start() {
     view().focus();
   });
   $('logout').onclick = () => signOut();
-  // Before the first view: what it offers depends on the role (role.js).
-  await learnRole();
+  // Beside the first view's requests: what a view offers depends on the role (role.js).
+  const role = learnRole();
   openEvents();
   window.addEventListener('hashchange', () => {
     markNavigated();
@@ -66,7 +66,7 @@ async function start() {
   });
   route();
   watchAlertCount();
-  const [s, v] = await Promise.all([get('/settings'), get('/api/version')]);
+  const [s, v] = await Promise.all([get('/settings'), get('/api/version'), role]);
   showStorage(s.storage);
   $('version').textContent = 'Agent ' + v.version + ' (' + v.git_commit + ')';
 }

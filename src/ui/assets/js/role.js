@@ -6,13 +6,25 @@
 // viewer may only read goes through readOnlyForViewer.
 import { get } from './api.js';
 
-/** @type {import('./types').GetAnswer<'/api/v1/auth/me'>} */
+/** @typedef {import('./types').GetAnswer<'/api/v1/auth/me'>} Me */
+/** @type {Me} */
 let me = { role: 'admin', auth_mode: 'local', manage_accounts: false };
+/** @type {(m: Me) => void} */
+let known = () => {};
+/** Settles once the page knows who it is signed in as (learnRole). */
+export const roleKnown = new Promise((resolve) => {
+  known = resolve;
+});
 
-/** Asks the box who this page is signed in as; the page's role (body[data-role]) follows. */
+/**
+ * Asks the box who this page is signed in as; the page's role (body[data-role]) follows. Asked
+ * beside the first view's own requests, not before them: a view that depends on the role waits
+ * for roleKnown (a round trip saved through the central server's proxy).
+ */
 export async function learnRole() {
   me = await get('/api/v1/auth/me');
   document.body.dataset.role = me.role;
+  known(me);
   return me;
 }
 
@@ -26,10 +38,12 @@ export const isViewer = () => me.role === 'viewer';
  * @param {Element} root
  */
 export function readOnlyForViewer(root) {
-  if (!isViewer()) return;
-  for (const el of root.querySelectorAll('input, select, textarea, button')) {
-    if (el.closest('[data-viewer-ok]')) continue;
-    /** @type {HTMLInputElement} */ (el).disabled = true;
-    if (el instanceof HTMLButtonElement) el.dataset.write = '';
-  }
+  void roleKnown.then(() => {
+    if (!isViewer()) return;
+    for (const el of root.querySelectorAll('input, select, textarea, button')) {
+      if (el.closest('[data-viewer-ok]')) continue;
+      /** @type {HTMLInputElement} */ (el).disabled = true;
+      if (el instanceof HTMLButtonElement) el.dataset.write = '';
+    }
+  });
 }

@@ -10,7 +10,7 @@ import { accountSection, backupSection, provisioningSection, serverSection, stor
 import { notificationsSection } from './notifications.js';
 import { chk, choice, field, inp, intOf, lines, settingsForm } from './settings-form.js';
 import { updatesSection } from './updates.js';
-import { readOnlyForViewer } from './role.js';
+import { readOnlyForViewer, roleKnown } from './role.js';
 import { onLeave, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas['Settings']} Settings */
@@ -215,7 +215,8 @@ const SECTIONS = [discoverySection, snmpSection, pollingSection, alertRulesSecti
 
 export async function settingsView() {
   setTitle('Settings');
-  const s = await get('/settings');
+  // The Accounts section is an admin's: the role must be known first.
+  const [s] = await Promise.all([get('/settings'), roleKnown]);
   const sections = SECTIONS.map((make) => make(s)).filter((x) => x !== null);
   view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), ...sections.map((x) => x.node));
   // A viewer reads every section; only their own password stays theirs to change.
