@@ -16,7 +16,7 @@ const commands: Record<string, () => Promise<{ run: Command }>> = {
   'install-allowed': () => import('./commands/install-allowed.js'),
 };
 
-const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version | passwd USER | provision | install-allowed VERSION]
+const usage = `usage: printbox-agent [--config FILE] [serve | import FILE | export | rollup | redirect | version | passwd [--role admin|viewer] USER | provision | install-allowed VERSION]
   --config FILE   TOML configuration (also env PRINTBOX_CONFIG)
 `;
 

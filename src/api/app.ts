@@ -6,13 +6,15 @@ import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AgentContext } from './context.js';
 import { errorText, sendText } from './respond.js';
 import { markHead } from './head.js';
-import { admit, fromServerChannel } from '../auth/gate.js';
+import { admit, fromServerChannel, principalOf } from '../auth/gate.js';
+import { roleProblem } from '../auth/roles.js';
 import { crossOriginProblem } from '../auth/same-origin.js';
 import { acceptsHtml } from '../auth/request-facts.js';
 import { checkRequestTarget } from '../web/request-target.js';
 import { routeIndex, routeKey } from './route-index.js';
 import * as loginRoutes from './routes/login.js';
 import * as accountRoutes from './routes/account.js';
+import * as accountsRoutes from './routes/accounts.js';
 import * as readRoutes from './routes/read.js';
 import * as deviceRoutes from './routes/devices.js';
 import * as deviceTrustRoutes from './routes/device-trust.js';
@@ -38,6 +40,7 @@ export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   loginRoutes,
   accountRoutes,
+  accountsRoutes,
   readRoutes,
   deviceRoutes,
   deviceTrustRoutes,
@@ -174,7 +177,10 @@ export function createHandler(ctx: AgentContext): Handler {
       markHead(req);
       req.method = 'GET';
     }
-    if (!admit(req, ctx.config, ctx.sessions, ctx.facts)) return refuse(req, res);
+    if (!admit(req, ctx.config, ctx.sessions, ctx.accounts, ctx.facts)) return refuse(req, res);
+    // A viewer's writes are refused here, before any route reads a body (auth/roles.ts).
+    const forbidden = roleProblem(req, principalOf(req));
+    if (forbidden) return sendText(res, 403, forbidden);
     // Over the box's own channel, the page is the central server's (the box's UI under its proxy
     // prefix, or the server's own buttons): its origin is the server's, which the server judged.
     // Cross-site requests the server relayed are still refused.

@@ -8,6 +8,7 @@ import type { Config } from '../config/config.js';
 import type { SessionStore } from './sessions.js';
 import { SESSION_COOKIE } from './sessions.js';
 import { cookieValue, type RequestFacts } from './request-facts.js';
+import type { AccountStore, Role } from '../store/accounts.js';
 
 // Reachable without credentials: the version, the API's description, and what a person needs to
 // log in or set up (the sign-in page's icon too).
@@ -23,7 +24,12 @@ export const PUBLIC_PATHS = new Set([
   '/api/v1/auth/setup',
 ]);
 
-export type Principal = { kind: 'disabled' | 'proxy' | 'local-admin' | 'session'; user?: string };
+/**
+ * Who a request is. `role` is the local account's in password mode; every other principal (auth
+ * disabled, the central server's channel or a trusted proxy, the loopback local admin, a server-mode
+ * session) has the rights it had before roles existed: admin.
+ */
+export type Principal = { kind: 'disabled' | 'proxy' | 'local-admin' | 'session'; user?: string; role: Role };
 
 // Kept on the request under a symbol of this module, which nothing from the network can name. Not
 // a WeakMap: one entry a request made V8 grow, rehash and sweep the map's table under load, about
@@ -46,23 +52,27 @@ export function markFromServerChannel(req: IncomingMessage): void {
 /** Whether the request came over the central server's channel (marked by markFromServerChannel). */
 export const fromServerChannel = (req: IncomingMessage): boolean => channelRequests.has(req);
 
-function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): Principal | undefined {
+function authenticate(req: IncomingMessage, cfg: Config, sessions: SessionStore, accounts: AccountStore, facts: RequestFacts): Principal | undefined {
   const auth = cfg.web.auth;
-  if (channelRequests.has(req)) return { kind: 'proxy' };
-  if (auth.mode === 'disabled') return { kind: 'disabled' };
-  if (facts.fromServiceProxy(req)) return { kind: 'proxy' };
-  if (auth.allow_local_admin && facts.fromLoopback(req)) return { kind: 'local-admin' };
+  if (channelRequests.has(req)) return { kind: 'proxy', role: 'admin' };
+  if (auth.mode === 'disabled') return { kind: 'disabled', role: 'admin' };
+  if (facts.fromServiceProxy(req)) return { kind: 'proxy', role: 'admin' };
+  if (auth.allow_local_admin && facts.fromLoopback(req)) return { kind: 'local-admin', role: 'admin' };
   const session = sessions.get(cookieValue(req, SESSION_COOKIE));
-  if (session) return { kind: 'session', user: session.user };
-  return undefined;
+  if (!session) return undefined;
+  if (auth.mode !== 'password') return { kind: 'session', user: session.user, role: 'admin' };
+  // Read on every request, so a role takes effect at once; an account removed (by another
+  // process, before its sessions were ended) admits nobody.
+  const role = accounts.roleOf(session.user);
+  return role ? { kind: 'session', user: session.user, role } : undefined;
 }
 
 /**
  * Whether the request may go on to the router: it has a principal, or its path is public. The
  * caller answers a refusal (302 to the login page for a browser, 401 otherwise: contract 5.6).
  */
-export function admit(req: IncomingMessage, cfg: Config, sessions: SessionStore, facts: RequestFacts): boolean {
-  const principal = authenticate(req, cfg, sessions, facts);
+export function admit(req: IncomingMessage, cfg: Config, sessions: SessionStore, accounts: AccountStore, facts: RequestFacts): boolean {
+  const principal = authenticate(req, cfg, sessions, accounts, facts);
   if (principal) (req as Judged)[PRINCIPAL] = principal;
   return Boolean(principal) || PUBLIC_PATHS.has((req.url ?? '/').split('?')[0]);
 }

@@ -20,7 +20,8 @@ export interface Session {
 }
 
 /** Why a session ended: said to whatever was bound to it (an open event stream). */
-export type SessionEnd = 'logout' | 'password_changed' | 'expired' | 'ended';
+// account_changed: an admin changed the account's role or password; account_removed: it is gone.
+export type SessionEnd = 'logout' | 'password_changed' | 'account_changed' | 'account_removed' | 'expired' | 'ended';
 
 /** What the database keeps for a token: its SHA-256 (32 bytes). */
 export const tokenHash = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();

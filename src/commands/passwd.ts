@@ -1,12 +1,15 @@
-// printbox-agent passwd USER: sets a local account's password (making the account if needed),
+// printbox-agent passwd [--role admin|viewer] USER: sets a local account's password (making the
+// account if needed: an admin unless --role says otherwise), and its role when --role is given,
 // for the person with a shell on the box. The password is read from standard input: typed twice
-// at a terminal (not echoed), or the first line of a pipe. Every session of that user ends at once
-// (sessions live in the database, which the running agent reads on every request).
+// at a terminal (not echoed), or the first line of a pipe. The last admin cannot be made a viewer.
+// Every session of that user ends at once (sessions live in the database, which the running agent
+// reads on every request).
 import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import { Writable } from 'node:stream';
 import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
-import { AccountStore, usernameProblem } from '../store/accounts.js';
+import { AccountChangeRefused, AccountStore, ROLES, isRole, usernameProblem } from '../store/accounts.js';
 import { asDataDirOwner } from '../store/as-owner.js';
 import { hashPassword, passwordProblem } from '../auth/passwords.js';
 import { removeSetupCodeFile } from '../auth/setup-code.js';
@@ -28,9 +31,22 @@ async function readSecret(prompt: string): Promise<string> {
 }
 
 export async function run(args: string[], configPath: string | undefined): Promise<number> {
-  const user = args[0];
-  if (!user || args.length > 1) {
-    process.stderr.write('usage: printbox-agent passwd USER   (the password is read from standard input)\n');
+  const usage = 'usage: printbox-agent passwd [--role admin|viewer] USER   (the password is read from standard input)\n';
+  let parsed;
+  try {
+    parsed = parseArgs({ args, options: { role: { type: 'string' } }, allowPositionals: true });
+  } catch (err) {
+    process.stderr.write(`printbox-agent passwd: ${(err as Error).message}\n${usage}`);
+    return 2;
+  }
+  const [user, ...extra] = parsed.positionals;
+  const role = parsed.values.role;
+  if (!user || extra.length > 0) {
+    process.stderr.write(usage);
+    return 2;
+  }
+  if (role !== undefined && !isRole(role)) {
+    process.stderr.write(`printbox-agent passwd: --role must be one of ${ROLES.join(', ')}, got ${JSON.stringify(role)}\n`);
     return 2;
   }
   const nameProblem = usernameProblem(user);
@@ -50,16 +66,24 @@ export async function run(args: string[], configPath: string | undefined): Promi
   }
   const hash = await hashPassword(password);
   const config = loadConfig(configPath);
-  asDataDirOwner(config.data_dir, () => {
+  const refused = asDataDirOwner(config.data_dir, () => {
     const db = openDatabase(databasePath(config));
     try {
-      new AccountStore(db).setPassword(user, hash);
+      new AccountStore(db).setPassword(user, hash, role);
       new SessionStore(db).deleteUser(user);
+    } catch (err) {
+      if (err instanceof AccountChangeRefused) return err.message;
+      throw err;
     } finally {
       db.close();
     }
     removeSetupCodeFile(config.data_dir);
+    return undefined;
   });
-  process.stdout.write(`password set for ${user}\n`);
+  if (refused) {
+    process.stderr.write(`printbox-agent passwd: ${refused}; nothing changed\n`);
+    return 1;
+  }
+  process.stdout.write(`password set for ${user}${role ? ` (role ${role})` : ''}\n`);
   return 0;
 }

@@ -154,7 +154,7 @@ async function apply(
   // IMMEDIATE: the agent may be writing beside this at boot.
   asDataDirOwner(to.dataDir, () =>
     to.db.transaction(() => {
-      if (p.admin && hash) new AccountStore(to.db).setPassword(p.admin.user, hash);
+      if (p.admin && hash) new AccountStore(to.db).setPassword(p.admin.user, hash, 'admin');
       if (Object.keys(p.settings).length) to.settings.update(p.settings);
       to.db
         .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')

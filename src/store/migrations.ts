@@ -384,6 +384,14 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    // Roles (issue 58): every account made before this was an administrator, and stays one.
+    version: 16,
+    description: "accounts.role: 'admin' or 'viewer'; existing accounts become admins",
+    up(db) {
+      db.exec(`ALTER TABLE accounts ADD COLUMN role TEXT NOT NULL DEFAULT 'admin' CHECK (role IN ('admin', 'viewer'))`);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

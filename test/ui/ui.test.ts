@@ -766,7 +766,8 @@ test('a large site (issue 35): 2,000 more saved printers; the page asks at most 
     await page.waitForSelector('#conn[data-state="live"]');
     const data = requests.filter((r) => !['document', 'script', 'stylesheet', 'image', 'other'].includes(r.type) || r.url.startsWith('/events'));
     console.log(`# 2,000 printers: first rows after ${firstRows} ms; requests: ${requests.map((r) => `${r.type} ${r.url}`).join(', ')}`);
-    assert.ok(data.length <= 5, `at most 5 requests for data, not ${data.length}: ${JSON.stringify(data)}`);
+    // The stream, the list, the alert count, settings, version, and who is signed in (the role decides the controls).
+    assert.ok(data.length <= 6, `at most 6 requests for data, not ${data.length}: ${JSON.stringify(data)}`);
     assert.equal(data.filter((r) => r.url.startsWith('/api/printers')).length, 1, 'the list is one request');
     assert.ok(!requests.some((r) => r.url.startsWith('/api/devices/profile') || r.url.startsWith('/api/devices/forecast')), 'no request per printer');
     // (Headless Chromium asks no icon; test/api/ui.test.ts asks it.)

@@ -107,6 +107,26 @@ test('migration 7: of each raw (serial, ts) held twice the first row stays, devi
   }
 });
 
+test('migration 16: accounts made before roles become admins; a role other than admin or viewer is refused', () => {
+  const dir = tmp();
+  const file = join(dir, 'r.db');
+  try {
+    const old = openDatabase(file, { migrateTo: 15 });
+    old.prepare("INSERT INTO accounts (username, password_hash, created_at, updated_at) VALUES ('tech', 'scrypt$x', 1, 1), ('office', 'scrypt$y', 2, 2)").run();
+    old.close();
+    const db = openDatabase(file);
+    assert.deepEqual(db.prepare('SELECT username, role FROM accounts ORDER BY username').all(), [
+      { username: 'office', role: 'admin' },
+      { username: 'tech', role: 'admin' },
+    ]);
+    assert.throws(() => db.prepare("UPDATE accounts SET role = 'owner' WHERE username = 'tech'").run(), /CHECK constraint failed/);
+    db.prepare("UPDATE accounts SET role = 'viewer' WHERE username = 'office'").run();
+    db.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a database from a newer agent is refused, not rewritten', () => {
   const dir = tmp();
   const file = join(dir, 'n.db');

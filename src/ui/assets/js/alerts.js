@@ -51,7 +51,7 @@ export async function alertsView() {
   function row(a) {
     const what = ALERT_WORDS[a.kind] || a.kind;
     const ack = a.cleared_at || a.acknowledged_at ? null : h('button', {
-      type: 'button', class: 'ack', text: 'Acknowledge', 'aria-label': 'Acknowledge ' + what + ' on ' + a.serial,
+      type: 'button', class: 'ack', 'data-write': true, text: 'Acknowledge', 'aria-label': 'Acknowledge ' + what + ' on ' + a.serial,
       onclick: async () => {
         if (!ack) return; // the button clicked is ack
         ack.disabled = true;

@@ -28,8 +28,8 @@ export async function discoveredView() {
   const table = h('table', { id: 'discovered', class: 'cards' });
   const msg = h('p', { class: 'error', role: 'alert' });
   const scanState = h('p', { id: 'scan-state', role: 'status', 'aria-live': 'polite' });
-  const scanBtn = h('button', { type: 'button', class: 'primary', id: 'scan', text: 'Scan now' });
-  const saveAll = h('button', { type: 'button', id: 'save-all', text: 'Save all' });
+  const scanBtn = h('button', { type: 'button', class: 'primary', id: 'scan', text: 'Scan now', 'data-write': true });
+  const saveAll = h('button', { type: 'button', id: 'save-all', text: 'Save all', 'data-write': true });
   const note = h('div', { id: 'scan-note' });
   const warnings = h('div', { id: 'discovery-warnings' });
   const queues = h('table', { id: 'print-queues', class: 'cards' });
@@ -59,7 +59,7 @@ export async function discoveredView() {
         h('span', { class: 'state warn', text: 'Move pending: seen at ' + move.ip }),
         h('div', { class: 'muted', text: move.reason + ' (seen ' + localTime(move.seen_at) + ')' }),
         h('button', {
-          type: 'button', 'data-confirm-move': p.serial, 'aria-label': 'Confirm move of ' + name + ' to ' + move.ip,
+          type: 'button', 'data-confirm-move': p.serial, 'data-write': true, 'aria-label': 'Confirm move of ' + name + ' to ' + move.ip,
           text: 'Confirm move',
           onclick: (/** @type {MouseEvent} */ e) =>
             act(e, () => post('/devices/confirm-move', { serial: p.serial, ip: move.ip })),
@@ -71,11 +71,11 @@ export async function discoveredView() {
     if (p.is_saved) return h('td', {}, h('span', { class: 'badge', 'data-saved': p.serial, text: 'Saved' }));
     return h('td', {}, h('div', { class: 'toolbar' },
       h('button', {
-        type: 'button', class: 'primary', 'data-save': p.serial, 'aria-label': 'Save ' + name, text: 'Save',
+        type: 'button', class: 'primary', 'data-save': p.serial, 'data-write': true, 'aria-label': 'Save ' + name, text: 'Save',
         onclick: (/** @type {MouseEvent} */ e) => act(e, () => post('/devices/save', { serial: p.serial })),
       }),
       h('button', {
-        type: 'button', 'data-hide': p.serial, 'aria-label': 'Hide ' + name, text: 'Hide',
+        type: 'button', 'data-hide': p.serial, 'data-write': true, 'aria-label': 'Hide ' + name, text: 'Hide',
         onclick: (/** @type {MouseEvent} */ e) =>
           act(e, () => post('/devices/update', { serial: p.serial, visible: false })),
       })));

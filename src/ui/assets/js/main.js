@@ -12,6 +12,7 @@ import { openEvents } from './live.js';
 import { logsView } from './logs.js';
 import { printerView } from './printer.js';
 import { printersView } from './printers.js';
+import { learnRole } from './role.js';
 import { settingsView } from './settings.js';
 import { showStorage, watchStatus } from './status.js';
 import { leave, markNavigated, view } from './view.js';
@@ -56,6 +57,8 @@ async function start() {
     view().focus();
   });
   $('logout').onclick = () => signOut();
+  // Beside the first view's requests: what a view offers depends on the role (role.js).
+  const role = learnRole();
   openEvents();
   window.addEventListener('hashchange', () => {
     markNavigated();
@@ -63,7 +66,7 @@ async function start() {
   });
   route();
   watchAlertCount();
-  const [s, v] = await Promise.all([get('/settings'), get('/api/version')]);
+  const [s, v] = await Promise.all([get('/settings'), get('/api/version'), role]);
   showStorage(s.storage);
   $('version').textContent = 'Agent ' + v.version + ' (' + v.git_commit + ')';
 }

@@ -5,6 +5,7 @@ import { ApiError, get, post } from './api.js';
 import { $, ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { historyCharts } from './printer-charts.js';
+import { readOnlyForViewer } from './role.js';
 import { detection, foundBy, hasWebPage, meters, statusBadges, supplyBars, webLink, webPageLink } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
@@ -39,8 +40,8 @@ export async function printerView(serial) {
   const statusBox = h('div', { id: 'printer-status' });
   const readMsg = h('p', { role: 'status', 'aria-live': 'polite', class: 'muted' });
   const trustBox = h('div', { id: 'printer-trust' });
-  const readBtn = h('button', { type: 'button', class: 'primary', id: 'read-now', text: 'Read now' });
-  const delBtn = h('button', { type: 'button', class: 'danger', id: 'delete', text: 'Delete…' });
+  const readBtn = h('button', { type: 'button', class: 'primary', id: 'read-now', text: 'Read now', 'data-write': true });
+  const delBtn = h('button', { type: 'button', class: 'danger', id: 'delete', text: 'Delete…', 'data-write': true });
   // Filled once how the printer was found (its open ports) is known: drawInfo.
   const webBox = h('span', { id: 'web-page' });
 
@@ -107,6 +108,7 @@ export async function printerView(serial) {
         h('div', {}, h('h3', { text: 'Status and supplies' }), statusBox))),
     h('section', {}, h('h2', { text: 'Asset details' }), form),
     h('section', {}, h('h2', { text: 'Meters over time' }), charts.content));
+  readOnlyForViewer(form);
 
   // How it was found lives in its PrinterInfo, which the Device record (contract 2.2) does not
   // carry: the listing with saved printers included has it.
@@ -175,7 +177,7 @@ export async function printerView(serial) {
     if (m && m.ip) {
       const msg = h('p', { role: 'status', 'aria-live': 'polite' });
       const btn = h('button', {
-        type: 'button', class: 'primary', id: 'confirm-move', text: 'Confirm the move to ' + m.ip,
+        type: 'button', class: 'primary', id: 'confirm-move', text: 'Confirm the move to ' + m.ip, 'data-write': true,
       });
       btn.onclick = () => act(btn, msg, () => post('/devices/confirm-move', { serial, ip: m.ip }));
       const checks = Object.entries(m.checks || {}).map(([k, v]) => k.replace('_', ' ') + ': ' + v).join(', ');
@@ -193,7 +195,7 @@ export async function printerView(serial) {
     if (c && typeof c.page_count === 'number') {
       const msg = h('p', { role: 'status', 'aria-live': 'polite' });
       const btn = h('button', {
-        type: 'button', id: 'confirm-counter', text: 'Accept ' + fmtInt(c.page_count) + ' as the page counter',
+        type: 'button', id: 'confirm-counter', text: 'Accept ' + fmtInt(c.page_count) + ' as the page counter', 'data-write': true,
       });
       btn.onclick = () => act(btn, msg, () => post('/devices/confirm-counter', { serial }));
       out.push(h('div', { class: 'notice', id: 'counter-flag', role: 'region', 'aria-label': 'Page counter went down' },

@@ -142,7 +142,7 @@ export async function printersView() {
     const soonest = soonestSupply === undefined ? h('span', { class: 'muted', text: '…' })
       : soonestSupply ? soonestSupply.name.replace(/_/g, ' ') + ' ' + daysText(soonestSupply).text : h('span', { class: 'muted', text: '–' });
     const hide = h('button', {
-      type: 'button', 'data-hide': p.serial, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial),
+      type: 'button', 'data-hide': p.serial, 'data-write': true, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial),
       text: visible ? 'Hide' : 'Show',
       onclick: async () => {
         hide.disabled = true;

@@ -113,7 +113,7 @@ export function accountSection() {
   const cur = inp('password', '', { autocomplete: 'current-password' });
   const next = inp('password', '', { autocomplete: 'new-password', minlength: 8 });
   const accMsg = h('p', { role: 'status', 'aria-live': 'polite' });
-  const account = h('form', { id: 'settings-account', novalidate: true }, h('h2', { text: 'Account' }),
+  const account = h('form', { id: 'settings-account', novalidate: true, 'data-viewer-ok': true }, h('h2', { text: 'Account' }),
     field('current_password', 'Current password', cur),
     field('new_password', 'New password', next, 'At least 8 characters. Your other sessions are signed out.'),
     h('button', { type: 'submit', class: 'primary', text: 'Change password' }), ' ', accMsg);

@@ -5,10 +5,12 @@
 import { get } from './api.js';
 import { h } from './dom.js';
 import { onEvent } from './live.js';
+import { accountsSection } from './accounts.js';
 import { accountSection, backupSection, provisioningSection, serverSection, storageSection } from './settings-box.js';
 import { notificationsSection } from './notifications.js';
 import { chk, choice, field, inp, intOf, lines, settingsForm } from './settings-form.js';
 import { updatesSection } from './updates.js';
+import { readOnlyForViewer, roleKnown } from './role.js';
 import { onLeave, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas['Settings']} Settings */
@@ -207,14 +209,17 @@ function logSection(s) {
   };
 }
 
-/** The sections, in the page's order. @type {((s: Settings) => Section)[]} */
+/** The sections, in the page's order (null: not shown to this account). @type {((s: Settings) => Section | null)[]} */
 const SECTIONS = [discoverySection, snmpSection, pollingSection, alertRulesSection, notificationsSection, serverSection,
-  logSection, storageSection, provisioningSection, accountSection, updatesSection, backupSection];
+  logSection, storageSection, provisioningSection, accountSection, accountsSection, updatesSection, backupSection];
 
 export async function settingsView() {
   setTitle('Settings');
-  const s = await get('/settings');
-  const sections = SECTIONS.map((make) => make(s));
+  // The Accounts section is an admin's: the role must be known first.
+  const [s] = await Promise.all([get('/settings'), roleKnown]);
+  const sections = SECTIONS.map((make) => make(s)).filter((x) => x !== null);
   view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), ...sections.map((x) => x.node));
+  // A viewer reads every section; only their own password stays theirs to change.
+  readOnlyForViewer(view());
   for (const x of sections) if (x.onEvent) onLeave(onEvent(x.onEvent));
 }
