@@ -15,7 +15,7 @@ import { printersView } from './printers.js';
 import { learnRole } from './role.js';
 import { settingsView } from './settings.js';
 import { showStorage, watchStatus } from './status.js';
-import { leave, markNavigated, view } from './view.js';
+import { leave, markNavigated, unsaved, view } from './view.js';
 
 /** @type {[RegExp, (m: RegExpMatchArray) => Promise<void>, string][]} */
 const ROUTES = [
@@ -60,7 +60,22 @@ async function start() {
   // Beside the first view's requests: what a view offers depends on the role (role.js).
   const role = learnRole();
   openEvents();
+  // Leaving a view with unsaved edits asks first; staying puts the address back without
+  // drawing the view again (the edits are still in it).
+  let here = location.hash;
+  let returning = false;
   window.addEventListener('hashchange', () => {
+    if (returning) {
+      returning = false;
+      return;
+    }
+    const lost = unsaved();
+    if (lost && !window.confirm(lost + ' Leave this page without saving?')) {
+      returning = true;
+      location.hash = here;
+      return;
+    }
+    here = location.hash;
     markNavigated();
     route();
   });

@@ -17,6 +17,8 @@ const ALERT_KIND_NAMES = {
   counter_backwards: 'Counter went backwards',
 };
 const RULE_FIELDS = /** @type {const} */ (['kinds', 'severities', 'emails', 'webhooks']);
+/** The usual port of each encryption choice. @type {Record<string, number>} */
+const SMTP_PORTS = { starttls: 587, tls: 465, none: 25 };
 const secretHint = (/** @type {boolean} */ set) => (set ? 'set (unchanged)' : 'not set');
 
 /** @param {Settings} s */
@@ -27,6 +29,19 @@ export function notificationsSection(s) {
   const security = h('select', {}, [
     ['starttls', 'STARTTLS (port 587)'], ['tls', 'TLS from the start (port 465)'], ['none', 'None (no user; plain text)'],
   ].map(([v, t]) => h('option', { value: v, text: t, selected: v === n.smtp_security })));
+  // The port and the hint follow the encryption chosen: a port that was the old choice's usual one
+  // (or empty) becomes the new one's; a port a person typed stays.
+  const securityHint = (/** @type {string} */ v) => (v === 'none'
+    ? 'Plain text: messages cross the network readable, so no user name or password is sent.'
+    : "The mail server's certificate is verified (the system's CAs, and the CA below if given).");
+  let lastSecurity = /** @type {string} */ (n.smtp_security);
+  security.addEventListener('change', () => {
+    const v = security.value;
+    if (port.value.trim() === '' || Number(port.value) === SMTP_PORTS[lastSecurity]) port.value = String(SMTP_PORTS[v]);
+    lastSecurity = v;
+    const hint = document.getElementById('s-notifications-smtp_security-hint');
+    if (hint) hint.textContent = securityHint(v);
+  });
   const user = inp('text', n.smtp_user, { autocomplete: 'off' });
   const password = inp('password', '', { autocomplete: 'new-password', placeholder: secretHint(n.smtp_password_set) });
   const from = inp('email', n.smtp_from, { autocomplete: 'off' });
@@ -87,7 +102,7 @@ export function notificationsSection(s) {
   const form = settingsForm('settings-notifications', 'Notifications', [
     field('notifications.smtp_host', 'Mail server', host, 'Host name or address; empty: no e-mail'),
     field('notifications.smtp_port', 'Port', port),
-    field('notifications.smtp_security', 'Encryption', security, 'The certificate is verified'),
+    field('notifications.smtp_security', 'Encryption', security, securityHint(n.smtp_security)),
     field('notifications.smtp_user', 'User name', user, 'Empty: no sign-in'),
     field('notifications.smtp_password', 'Password', password, 'Never shown; leave empty to keep it.'),
     field('notifications.smtp_from', 'Sender address', from),

@@ -3,6 +3,7 @@
 // section (POST /settings) and puts the agent's message under the field it names.
 import { ApiError, post } from './api.js';
 import { errorText, h } from './dom.js';
+import { guardLeave } from './view.js';
 
 /**
  * A field: label, control, hint and the place its error goes. `path` is the settings key the
@@ -83,9 +84,15 @@ export function settingsForm(id, title, fields, collect, after) {
   const form = h('form', { id, novalidate: true }, h('h2', { text: title }), fields,
     h('button', { type: 'submit', class: 'primary', text: 'Save', 'aria-label': 'Save the ' + title + ' settings' }),
     ' ', formMsg);
+  // Edits not saved yet: the view asks before it is left with them (view.js guardLeave).
+  let edited = false;
+  form.addEventListener('input', () => { edited = true; });
+  form.addEventListener('change', () => { edited = true; });
+  guardLeave(() => (edited && form.isConnected ? 'The ' + title + ' section has changes that are not saved.' : null));
   /** @param {SettingsUpdate} body */
   const save = async (body) => {
     const s = await post('/settings', body);
+    edited = false;
     formMsg.textContent = 'Saved.';
     formMsg.className = 'okmsg';
     if (after) after(s);

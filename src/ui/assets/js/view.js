@@ -35,7 +35,28 @@ export function onLeave(fn) {
 export function leave() {
   for (const f of cleanup) f();
   cleanup = [];
+  guards = [];
 }
+
+/** @type {(() => string | null)[]} */
+let guards = [];
+/**
+ * What leaving the current view would lose: `fn` says it in words (unsaved edits), or null. The
+ * router asks before it leaves (main.js); the browser asks before the page is closed or reloaded.
+ * Registered for the view's life.
+ * @param {() => string | null} fn
+ */
+export function guardLeave(fn) {
+  guards.push(fn);
+}
+/** What leaving now would lose, in words, or null. */
+export function unsaved() {
+  const lost = guards.map((g) => g()).filter(Boolean);
+  return lost.length ? lost.join(' ') : null;
+}
+window.addEventListener('beforeunload', (e) => {
+  if (unsaved()) e.preventDefault();
+});
 
 // Re-render the current view on a change, at most every 600 ms: the first event of a burst starts
 // the wait and later ones join it (a wait restarted by each event would never end while a large
