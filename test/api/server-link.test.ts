@@ -317,23 +317,30 @@ describe('enrolled agent', () => {
     assert.equal(after.status, 200, 'slots come back');
   });
 
-  test('commands are fire and forget, as with the reference server: done, logged, never answered with a frame it does not know', async () => {
+  test('every command is handled or answered in a frame the reference server knows (update_progress, job_progress)', async () => {
     await peer.waitForAgentSocket(20_000);
     const since = peer.frames().length;
-    const logged = (text: string) => until(`log: ${text}`, async () => (agent.stdout().includes(text) ? true : undefined));
     const scans = JSON.parse((await agent.get('/discover')).body) as { scan_id?: number } | null;
     await peer.command('discover');
     await until('a scan started by the command', async () => {
       const now = JSON.parse((await agent.get('/discover')).body) as { scan_id?: number } | null;
       return now && now.scan_id !== scans?.scan_id ? true : undefined;
     });
+    const scanned = await peer.nextFrame((f) => f.type === 'job_progress' && f.data.job_type === 'discover', 10_000, { since });
+    assert.equal(scanned.data.status, 'completed', JSON.stringify(scanned.data));
     await peer.command('collect', { serial: SILENT.serial });
-    await logged(`no snapshot read from ${SILENT.serial}`);
+    const collect = await peer.nextFrame((f) => f.type === 'job_progress' && f.data.job_type === 'collect', 60_000, { since });
+    assert.equal(collect.data.status, 'failed');
+    assert.equal(collect.data.error, `no snapshot read from ${SILENT.serial}`);
     // The update commands reach the update service; here it says why it cannot (the VM boot test installs for real).
     await peer.command('check_update');
-    await logged('updates need RAUC');
+    const update = await peer.nextFrame((f) => f.type === 'update_progress', 10_000, { since });
+    assert.equal(update.data.status, 'failed', JSON.stringify(update.data));
+    assert.match(String(update.data.error), /^updates need RAUC/);
     await peer.command('reboot_the_moon');
-    await logged('unknown command \\"reboot_the_moon\\"');
+    const unknown = await peer.nextFrame((f) => f.type === 'job_progress' && f.data.job_type === 'reboot_the_moon', 10_000, { since });
+    assert.equal(unknown.data.status, 'failed');
+    assert.match(String(unknown.data.error), /^unknown command "reboot_the_moon": this box handles check_update, force_update, cancel_update, restart, discover, collect$/);
     // The server's "collect" button: async=true answers a job at once; its outcome follows as job_progress frames.
     const job = await peer.proxy({
       url: 'http://localhost:8080/devices/metrics/collect?async=true', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serial: SILENT.serial, async: true }),
