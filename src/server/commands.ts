@@ -1,19 +1,10 @@
 // The central server's `command` frames (server-protocol.md), each handled or answered in a form
-// the reference server shows. That server sends a command and answers its UI at once ("sent"); it
-// knows no `command_result` (an unknown frame type is an error on its side). What it does show:
-// `update_progress` (the agent's progress button, an "Update failed - <error>" toast, logged as an
-// error), `job_progress` (a failed one is logged as an error on its Logs page, with the job type and
-// the error), and the agent's status from its heartbeats. So:
-//   check_update   check the update source; a newer version offered is installed, as the reference
-//                  agent's check does (the server's "Update Agent" button sends this)  -> update_progress
-//   force_update   install the offered version even when it is the running one      -> update_progress
-//   cancel_update  stop a check or download (an install RAUC has begun cannot stop) -> update_progress
-//   restart        a heartbeat saying `restarting`, then the agent's own shutdown and exit; systemd
-//                  starts it again (Restart=always) and it reconnects                -> agent status
-//   discover       a discovery scan                                                  -> job_progress
-//   collect        a poll of one device (`serial`) or of every saved one             -> job_progress
-//   anything else  nothing                                                           -> job_progress failed
-// The list of what the box does is docs/architecture.md's ("The central server").
+// the reference server shows: it answers its UI at once ("sent") and knows no `command_result` (an
+// unknown frame type is an error on its side), but it shows `update_progress` (the agent's progress
+// button, an "Update failed - <error>" toast), a failed `job_progress` (an error on its Logs page)
+// and the agent's status from heartbeats. Update commands answer the first, the box's own commands
+// and unknown ones the second, `restart` the third (link.ts). The table, with what each does and
+// answers, is docs/architecture.md's ("Commands").
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
 import type { DiscoveryService } from '../discovery/service.js';

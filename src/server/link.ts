@@ -29,8 +29,6 @@ import { inheritedKeyProblem } from '../model/inherited-keys.js';
 import { ServerCommands, type UpdateCommands } from './commands.js';
 import type { UpdateProgress } from '../update/service.js';
 
-export type { UpdateCommands } from './commands.js';
-
 export const PROTOCOL_VERSION = '1';
 
 export interface LinkOptions {

@@ -224,6 +224,26 @@ describe('enrolled agent', () => {
     assert.equal(update.status, 200, update.text());
     const profile = JSON.parse((await agent.get('/api/devices/profile?serial=LINK-A')).body) as { device: Json };
     assert.equal(profile.device.location, 'Room 7');
+    // Over the channel a field the box does not know is ignored and named (the server's UI is
+    // another program); locally it is a 400. Inherited keys are refused from both.
+    const lenient = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ serial: 'LINK-A', colour: 'red', subnet_mask: '255.0.0.0', model: 'Mine' }),
+    });
+    assert.equal(lenient.status, 200, lenient.text());
+    assert.equal(lenient.headers['x-ignored-fields'], 'colour, subnet_mask');
+    assert.equal((lenient.json() as Json).model, 'Mine');
+    const local = await agent.request('/devices/update', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ serial: 'LINK-A', colour: 'red' }),
+    });
+    assert.equal(local.status, 400, local.body);
+    assert.equal(local.body, 'unknown field colour\n');
+    const hostile = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST', headers: { 'content-type': 'application/json' },
+      body: '{"serial": "LINK-A", "constructor": {"prototype": {"location": "x"}}}',
+    });
+    assert.equal(hostile.status, 400, hostile.text());
+    assert.match(hostile.text(), /^JSON body: /);
 
     const events = await peer.proxy({ url: 'http://127.0.0.1/events', method: 'GET', streaming: true });
     assert.equal(events.status, 200);
