@@ -36,9 +36,10 @@ interface Job {
   done(message: string, result?: Record<string, unknown>): void;
 }
 
-export class CommandError extends Error {}
+/** A command refused: its message is the answer's `error`. */
+class CommandError extends Error {}
 
-/** Why the reference server's commands cannot be answered otherwise; a name is bounded before it is echoed. */
+/** A command's name as an answer quotes it: bounded, whatever the server sent. */
 const printable = (v: unknown): string => JSON.stringify(typeof v === 'string' ? v.slice(0, 64) : (v ?? null)).slice(0, 80);
 
 export class ServerCommands {
