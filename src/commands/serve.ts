@@ -153,6 +153,9 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
     openAlerts: () => ({ alerts: alerts.list(false, HEARTBEAT_ALERTS).map(alertJson), open: alerts.counts().open }),
+    // The server's `restart`: the same shutdown as SIGTERM (writes end, the database closes), then
+    // exit 0; the unit's Restart=always starts the agent again (without systemd nothing does).
+    restart: (reason) => void shutdown(reason),
   });
   ctx.serverLink = serverLink;
   const maxBundleBytes = config.update.max_bundle_mb * 1024 * 1024;
@@ -220,11 +223,11 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   // deadline it is named in the log and the process exits anyway after closing the database:
   // writes are synchronous transactions (never in progress while this runs), and a transaction
   // left open across awaits (an import) is rolled back by the close, so nothing is torn.
-  const shutdown = async (signal: string) => {
+  const shutdown = async (cause: string) => {
     if (stopping) return;
     stopping = true;
     const t0 = Date.now();
-    log.info({ signal }, 'shutting down');
+    log.info({ cause }, 'shutting down');
     notifyStopping(log);
     clearTimeout(backgroundTimer);
     stopWatch();

@@ -36,6 +36,8 @@ const HANDSHAKE_MS = 10_000;
 const PING_MS = 30_000;
 const READ_DEADLINE_MS = 60_000;
 const GOOD_CONNECTION_MS = 60_000;
+/** A stop waits this long for the server's answer to its close before cutting the connection. */
+const CLOSE_MS = 1_000;
 /** ws's WebSocket.OPEN (the class itself is not loaded until the first connection). */
 const OPEN = 1;
 let wsLoaded: typeof WebSocket | undefined;
@@ -67,11 +69,28 @@ export class ServerChannel {
     this.connect();
   }
 
-  stop(): void {
+  /**
+   * Ends the connection. An open one is closed as "going away" (1001) after the frames queued on
+   * it (a last heartbeat) have gone out, within CLOSE_MS; any other is cut. Resolves once closed.
+   */
+  stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.retryTimer);
-    this.ws?.terminate();
+    const ws = this.ws;
     this.ws = undefined;
+    if (!ws) return Promise.resolve();
+    if (ws.readyState !== OPEN) {
+      ws.terminate();
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      const cut = setTimeout(() => ws.terminate(), CLOSE_MS);
+      ws.once('close', () => {
+        clearTimeout(cut);
+        resolve();
+      });
+      ws.close(1001, 'agent stopping');
+    });
   }
 
   /** Sends a frame if connected; returns whether it was handed to the socket. */

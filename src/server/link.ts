@@ -26,13 +26,8 @@ import { askingFor } from '../update/source.js';
 import { parseOffer } from '../update/manifest.js';
 import { mapManagedSettings } from './managed-settings.js';
 import { inheritedKeyProblem } from '../model/inherited-keys.js';
-
-/** What the server's update commands call (update/service.ts). */
-export interface UpdateCommands {
-  check(): Promise<Record<string, unknown>>;
-  force(reason: string): Promise<Record<string, unknown>>;
-  cancel(): Record<string, unknown>;
-}
+import { ServerCommands, type UpdateCommands } from './commands.js';
+import type { UpdateProgress } from '../update/service.js';
 
 export const PROTOCOL_VERSION = '1';
 
@@ -53,6 +48,11 @@ export interface LinkOptions {
   heartbeatMs?: number;
   /** Open alerts sent with each heartbeat (alerts/service.ts), newest first and bounded; the reference server ignores fields it does not know. */
   openAlerts?: () => { alerts: unknown[]; open: number };
+  /**
+   * The server's `restart` command: the agent's own shutdown (as SIGTERM), after which systemd
+   * starts it again. Absent where nothing would (the command is then answered as refused).
+   */
+  restart?: (reason: string) => void;
 }
 
 const HEARTBEAT_MS = 60_000;
@@ -62,6 +62,7 @@ export class ServerLink {
   private readonly uploader: Uploader;
   private readonly channel: ServerChannel;
   private readonly requests: ChannelRequests;
+  private readonly commands: ServerCommands;
   private readonly ca: Buffer | undefined;
   private client: ServerClient | undefined;
   private url = '';
@@ -113,6 +114,19 @@ export class ServerLink {
       send: (type, data) => this.channel.send(type, data),
       buffered: () => this.channel.buffered,
     });
+    const restart = o.restart;
+    this.commands = new ServerCommands({
+      discovery: o.discovery,
+      updates: () => this.updates,
+      // The server shows the agent's status from its heartbeats: it reads `restarting` until the
+      // new process's first heartbeat; the channel's close (flushed first) says it went away.
+      restart: restart && ((reason) => {
+        this.channel.send('heartbeat', { ...this.heartbeatData(), status: 'restarting' });
+        restart(reason);
+      }),
+      send: (type, data) => this.channel.send(type, data),
+      log: o.log,
+    });
     this.channel = new ServerChannel({
       url: () => this.channelUrl(),
       ca: this.ca,
@@ -140,8 +154,8 @@ export class ServerLink {
         if (s.server.url !== this.url || this.enrollmentChanged(s.server.enrollment_token)) this.restart();
       }),
       this.o.events.subscribe((name, data) => {
-        // The server follows an update it asked for (or any other) as update_progress frames.
-        if (name === 'update_progress') return void this.channel.send('update_progress', data as Record<string, unknown>);
+        // The server follows an update it asked for (or any other) as update_progress frames, in its form.
+        if (name === 'update_progress') return this.commands.progress(data as UpdateProgress);
         // A collect the server asked for with async=true reports its progress as the reference agent does.
         if (name === 'job_progress') return void this.channel.send('job_progress', data as unknown as Record<string, unknown>);
         if (name !== 'device_change') return;
@@ -201,8 +215,9 @@ export class ServerLink {
   private async halt(): Promise<void> {
     clearTimeout(this.registerTimer);
     clearInterval(this.heartbeatTimer);
-    this.channel.stop();
+    const closed = this.channel.stop();
     this.requests.abortAll();
+    await closed;
     await this.uploader.stop();
   }
 
@@ -458,7 +473,8 @@ export class ServerLink {
       case 'proxy_request':
         return this.requests.handle(data);
       case 'command':
-        return void this.command(data);
+        // Each handled or answered in a form the server shows (commands.ts).
+        return void this.commands.run(data);
       case 'proxy_cancel':
       case 'proxy_stream_end':
         // The server is done with a stream (or gives up on a request).
@@ -471,43 +487,6 @@ export class ServerLink {
         return;
       default:
         this.o.log.warn({ type: String(f.type).slice(0, 64) }, 'unknown frame type from the server');
-    }
-  }
-
-  /**
-   * The server's commands are fire and forget: the reference agent answers none of them (the
-   * reference server knows no `command_result`), so the outcome goes to the log, and an update's
-   * progress goes as `update_progress` frames.
-   */
-  private async command(data: Record<string, unknown>): Promise<void> {
-    const command = String(data.command ?? '').slice(0, 64);
-    const done = (outcome: Record<string, unknown>) => this.o.log.info({ command, ...outcome }, 'server command done');
-    try {
-      switch (data.command) {
-        case 'discover': {
-          const r = this.o.discovery.start();
-          return done({ scan_id: r.state.scan_id, already_running: r.alreadyRunning });
-        }
-        case 'collect': {
-          const serial = typeof data.serial === 'string' ? data.serial : undefined;
-          const read = serial ? [await this.o.discovery.collect(serial)].filter(Boolean) : await this.o.discovery.collectSaved();
-          if (serial && !read.length) throw new Error(`no snapshot read from ${serial}`);
-          return done({ collected: read.length });
-        }
-        case 'check_update':
-        case 'force_update':
-        case 'cancel_update': {
-          if (!this.updates) throw new Error('updates are not available on this box');
-          const reason = typeof data.reason === 'string' ? data.reason : 'central_server';
-          const status =
-            data.command === 'check_update' ? await this.updates.check() : data.command === 'force_update' ? await this.updates.force(reason) : this.updates.cancel();
-          return done({ state: status.state });
-        }
-        default:
-          throw new Error(`unknown command ${JSON.stringify(data.command ?? null).slice(0, 64)}`);
-      }
-    } catch (err) {
-      this.o.log.warn({ command, err: err instanceof Error ? err.message : String(err) }, 'server command failed');
     }
   }
 }

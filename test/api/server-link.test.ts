@@ -224,6 +224,26 @@ describe('enrolled agent', () => {
     assert.equal(update.status, 200, update.text());
     const profile = JSON.parse((await agent.get('/api/devices/profile?serial=LINK-A')).body) as { device: Json };
     assert.equal(profile.device.location, 'Room 7');
+    // Over the channel a field the box does not know is ignored and named (the server's UI is
+    // another program); locally it is a 400. Inherited keys are refused from both.
+    const lenient = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ serial: 'LINK-A', colour: 'red', subnet_mask: '255.0.0.0', model: 'Mine' }),
+    });
+    assert.equal(lenient.status, 200, lenient.text());
+    assert.equal(lenient.headers['x-ignored-fields'], 'colour, subnet_mask');
+    assert.equal((lenient.json() as Json).model, 'Mine');
+    const local = await agent.request('/devices/update', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ serial: 'LINK-A', colour: 'red' }),
+    });
+    assert.equal(local.status, 400, local.body);
+    assert.equal(local.body, 'unknown field colour\n');
+    const hostile = await peer.proxy({
+      url: 'http://localhost/devices/update', method: 'POST', headers: { 'content-type': 'application/json' },
+      body: '{"serial": "LINK-A", "constructor": {"prototype": {"location": "x"}}}',
+    });
+    assert.equal(hostile.status, 400, hostile.text());
+    assert.match(hostile.text(), /^JSON body: /);
 
     const events = await peer.proxy({ url: 'http://127.0.0.1/events', method: 'GET', streaming: true });
     assert.equal(events.status, 200);
@@ -317,23 +337,30 @@ describe('enrolled agent', () => {
     assert.equal(after.status, 200, 'slots come back');
   });
 
-  test('commands are fire and forget, as with the reference server: done, logged, never answered with a frame it does not know', async () => {
+  test('every command is handled or answered in a frame the reference server knows (update_progress, job_progress)', async () => {
     await peer.waitForAgentSocket(20_000);
     const since = peer.frames().length;
-    const logged = (text: string) => until(`log: ${text}`, async () => (agent.stdout().includes(text) ? true : undefined));
     const scans = JSON.parse((await agent.get('/discover')).body) as { scan_id?: number } | null;
     await peer.command('discover');
     await until('a scan started by the command', async () => {
       const now = JSON.parse((await agent.get('/discover')).body) as { scan_id?: number } | null;
       return now && now.scan_id !== scans?.scan_id ? true : undefined;
     });
+    const scanned = await peer.nextFrame((f) => f.type === 'job_progress' && f.data.job_type === 'discover', 10_000, { since });
+    assert.equal(scanned.data.status, 'completed', JSON.stringify(scanned.data));
     await peer.command('collect', { serial: SILENT.serial });
-    await logged(`no snapshot read from ${SILENT.serial}`);
+    const collect = await peer.nextFrame((f) => f.type === 'job_progress' && f.data.job_type === 'collect', 60_000, { since });
+    assert.equal(collect.data.status, 'failed');
+    assert.equal(collect.data.error, `no snapshot read from ${SILENT.serial}`);
     // The update commands reach the update service; here it says why it cannot (the VM boot test installs for real).
     await peer.command('check_update');
-    await logged('updates need RAUC');
+    const update = await peer.nextFrame((f) => f.type === 'update_progress', 10_000, { since });
+    assert.equal(update.data.status, 'failed', JSON.stringify(update.data));
+    assert.match(String(update.data.error), /^updates need RAUC/);
     await peer.command('reboot_the_moon');
-    await logged('unknown command \\"reboot_the_moon\\"');
+    const unknown = await peer.nextFrame((f) => f.type === 'job_progress' && f.data.job_type === 'reboot_the_moon', 10_000, { since });
+    assert.equal(unknown.data.status, 'failed');
+    assert.match(String(unknown.data.error), /^unknown command "reboot_the_moon": this box handles check_update, force_update, cancel_update, restart, discover, collect$/);
     // The server's "collect" button: async=true answers a job at once; its outcome follows as job_progress frames.
     const job = await peer.proxy({
       url: 'http://localhost:8080/devices/metrics/collect?async=true', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ serial: SILENT.serial, async: true }),

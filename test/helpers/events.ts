@@ -1,12 +1,17 @@
 // Test helper: listen to an agent's event stream (GET /events, Server-Sent Events) over real
 // HTTPS. Each event's data is parsed as JSON and handed to `onEvent` in arrival order.
 //   const stream = openEventStream(agent.httpsPort, (name, data) => ...); ... stream.destroy();
+//   opts: another path and headers (PrintMaster's server: { path: '/api/events', headers: { cookie } }).
 import https from 'node:https';
 import type { ClientRequest } from 'node:http';
 
-export function openEventStream(port: number, onEvent: (name: string, data: any) => void): ClientRequest {
+export function openEventStream(
+  port: number,
+  onEvent: (name: string, data: any) => void,
+  opts: { path?: string; headers?: Record<string, string> } = {},
+): ClientRequest {
   const req = https.get(
-    { host: '127.0.0.1', port, path: '/events', rejectUnauthorized: false, headers: { Accept: 'text/event-stream' } },
+    { host: '127.0.0.1', port, path: opts.path ?? '/events', rejectUnauthorized: false, headers: { Accept: 'text/event-stream', ...opts.headers } },
     (res) => {
       let buf = '';
       res.setEncoding('utf8');

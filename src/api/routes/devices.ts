@@ -5,11 +5,8 @@ import { readJsonBody, requireString } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { deviceJson } from '../views.js';
 import { formatTime } from '../../model/time.js';
-import type { LockedField } from '../../model/device.js';
-
-// Fields a person sets through /devices/update; discovery never overwrites them.
-const PERSON_FIELDS = ['asset_number', 'location', 'description'] as const;
-const MAX_FIELD_LENGTH = 1024;
+import { applyDeviceEdit, parseDeviceEdit } from '../device-edit.js';
+import { fromServerChannel } from '../../auth/gate.js';
 
 export function register(app: App, ctx: AgentContext): void {
   const { devices, events } = ctx;
@@ -40,35 +37,26 @@ export function register(app: App, ctx: AgentContext): void {
     sendJson(res, 200, { deleted: serial });
   });
 
+  // The central server's device edits come this way too (device-edit.ts says what is applied).
   app.post('/devices/update', async (req, res) => {
     const body = await readJsonBody(req, res);
     if (!body) return;
     const serial = requireString(body, 'serial', res);
     if (serial === undefined) return;
-    for (const [k, v] of Object.entries(body)) {
-      if (k === 'serial') continue;
-      if (k === 'visible') {
-        if (typeof v !== 'boolean') return sendText(res, 400, 'field visible must be true or false');
-        continue;
-      }
-      if (!(PERSON_FIELDS as readonly string[]).includes(k)) return sendText(res, 400, `unknown field ${k}`);
-      if (typeof v !== 'string') return sendText(res, 400, `field ${k} must be a string`);
-      if (v.length > MAX_FIELD_LENGTH) return sendText(res, 400, `field ${k} is longer than ${MAX_FIELD_LENGTH} characters`);
-    }
-    const device = devices.get(serial);
-    if (!device) return sendText(res, 404, `no device with serial ${JSON.stringify(serial)}`);
-    const now = formatTime(ctx.now());
-    const locks: LockedField[] = [...(device.locked_fields ?? [])];
-    for (const f of PERSON_FIELDS) {
-      if (typeof body[f] !== 'string') continue;
-      device[f] = body[f] as string;
-      if (!locks.some((l) => l.field === f)) locks.push({ field: f, reason: 'set by a person', locked_at: now, locked_by: 'api' });
-    }
-    device.locked_fields = locks;
-    const hidden = body.visible === false && device.visible;
-    if (typeof body.visible === 'boolean') device.visible = body.visible;
+    const viaServer = fromServerChannel(req);
+    const edit = parseDeviceEdit(body, viaServer);
+    if (typeof edit === 'string') return sendText(res, 400, edit);
+    const current = devices.get(serial);
+    if (!current) return sendText(res, 404, `no device with serial ${JSON.stringify(serial)}`);
+    const device = applyDeviceEdit(current, edit, formatTime(ctx.now()), viaServer ? 'central server' : 'api');
     devices.put(device);
+    const hidden = edit.visible === false && current.visible;
     events.emit('device_change', { serial, change: hidden ? 'hidden' : 'updated' });
+    if (edit.ignored.length) {
+      const ignored = edit.ignored.map((f) => f.slice(0, 64)).slice(0, 32);
+      ctx.log.info({ serial, ignored, via: viaServer ? 'central server' : 'local' }, 'device edit: fields the box does not set were left as they were');
+      res.setHeader('x-ignored-fields', ignored.map((f) => encodeURIComponent(f)).join(', '));
+    }
     sendJson(res, 200, deviceJson(device));
   });
 }
