@@ -33,6 +33,9 @@ import * as forecastRoutes from './routes/forecast.js';
 import * as alertRoutes from './routes/alerts.js';
 import * as notificationRoutes from './routes/notifications.js';
 import * as printerListRoutes from './routes/printers.js';
+import * as billingRoutes from './routes/billing.js';
+import * as orderListRoutes from './routes/order-list.js';
+import * as meterHistoryRoutes from './routes/meter-history.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -59,6 +62,9 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   alertRoutes,
   notificationRoutes,
   printerListRoutes,
+  billingRoutes,
+  orderListRoutes,
+  meterHistoryRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

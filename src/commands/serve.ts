@@ -33,6 +33,7 @@ import { ServerLink } from '../server/link.js';
 import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
+import { startBillingSchedule } from '../billing/start.js';
 import { UsbPrinters } from '../usb/service.js';
 import { UpdateService } from '../update/service.js';
 import { Rauc } from '../update/rauc.js';
@@ -197,12 +198,14 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   // server link and reading the update slots took the CPU while the first request waited
   // (issue 34: seconds on a slow board or under TCG).
   let stopDiscovery = () => {};
+  let stopBilling = () => {};
   let backgroundStarted = false;
   const startBackground = () => {
     clearTimeout(backgroundTimer);
     if (backgroundStarted || stopping) return;
     backgroundStarted = true;
     stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
+    stopBilling = startBillingSchedule({ db, devices, metrics, discovery, settings, log, now });
     serverLink.start();
     // The slots are read (and an install begun before this start settled) while the agent serves.
     void updates.start();
@@ -234,6 +237,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopWatchdog();
     stopProvisionWatch();
     stopDiscovery();
+    stopBilling();
     updates.stop();
     alertService.stop();
     notifications.stop();

@@ -8,6 +8,7 @@ import { X509Certificate } from 'node:crypto';
 import { webhookHostProblem } from '../notify/webhook.js';
 import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
 import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from '../notify/recipients.js';
+import { isTimeZone, parseTimeOfDay } from '../billing/billing-time.js';
 
 export interface V3Setting {
   user: string;
@@ -68,6 +69,20 @@ export interface Settings {
   alerts: AlertRules;
   /** Where alerts are sent (notify/): e-mail over SMTP, signed webhooks, per-rule recipients, a digest. */
   notifications: NotificationSettings;
+  /** Billing meter reads (billing/): the day of the month and time of day, in their own time zone. */
+  billing: {
+    enabled: boolean;
+    /** 1..31; past a month's last day means that last day. */
+    day: number;
+    /** "HH:MM", 24-hour, in `time_zone`. */
+    time: string;
+    /** IANA name; the box's clock is UTC, the billing cycle is the site's (billing/billing-time.ts). */
+    time_zone: string;
+  };
+  /** The order list (GET /api/supplies/order-list): supplies forecast to run out within `within_days`. */
+  order_list: {
+    within_days: number;
+  };
 }
 
 export interface SettingsDefaults {
@@ -121,6 +136,8 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     update: { url: d.update_url ?? '' },
     alerts: { ...DEFAULT_ALERT_RULES },
     notifications: structuredClone(DEFAULT_NOTIFICATIONS),
+    billing: { enabled: true, day: 1, time: '00:00', time_zone: 'UTC' },
+    order_list: { within_days: 14 },
   };
 }
 
@@ -213,6 +230,15 @@ const secret: Rule = (v, f, current) => {
   if (v === null) return '';
   if (typeof v !== 'string' || v.length > 4096) throw new SettingsError(`${f} must be a string of at most 4096 characters, or null to clear it`);
   return v === '' ? current : v;
+};
+
+const timeOfDay: Rule = (v, f) => {
+  if (typeof v !== 'string' || !parseTimeOfDay(v)) throw new SettingsError(`${f} must be a time of day as HH:MM, 24-hour (00:00 to 23:59)`);
+  return v;
+};
+const timeZone: Rule = (v, f) => {
+  if (typeof v !== 'string' || !isTimeZone(v)) throw new SettingsError(`${f} must be an IANA time zone name such as UTC or Europe/Berlin`);
+  return v;
 };
 
 // ---- notifications: addresses, hosts and URLs a person types, refused when they cannot work.
@@ -336,6 +362,8 @@ const RULES: Record<string, Record<string, Rule>> = {
     digest_minutes: int(0, 1440),
     recipients: recipientRules,
   },
+  billing: { enabled: bool, day: int(1, 31), time: timeOfDay, time_zone: timeZone },
+  order_list: { within_days: int(1, 365) },
 };
 
 /** Read-only keys GET /settings shows in `notifications`; a client that sends them back changes nothing. */

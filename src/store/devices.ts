@@ -201,6 +201,8 @@ export class DeviceStore {
   delete(serial: string): boolean {
     return this.db.transaction(() => {
       this.metrics.deleteDevice(serial);
+      // decisions.md: a delete removes every row that refers to the device, its billing reads too.
+      this.db.prepare('DELETE FROM meter_reads WHERE serial = ?').run(serial);
       return this.db.prepare('DELETE FROM devices WHERE serial = ?').run(serial).changes > 0;
     })();
   }

@@ -142,6 +142,12 @@ class DeviceRows {
     return q ? (this.range[q.v].all(q.p) as Row[]) : [];
   }
 
+  /** The rows `rows()` returns, one at a time. */
+  *iterate(serial: string, lo: number, hi: number): Generator<Row> {
+    const q = this.plan(serial, lo, hi);
+    if (q) yield* this.range[q.v].iterate(q.p) as IterableIterator<Row>;
+  }
+
   /** [id, page_count] of the rows `rows()` returns, in the same order. */
   pointsOf(serial: string, lo: number, hi: number): [number, number | null][] {
     const q = this.plan(serial, lo, hi);
@@ -378,6 +384,27 @@ export class MetricsStore {
         })),
       ),
     )();
+  }
+
+  /**
+   * The stored reading nearest to `t` within `maxDistance` ms either side, from whichever tier
+   * serves that time (an aggregated row counts at its bucket start, with the meter at the end of
+   * its bucket); undefined when there is none. A billing read's fallback (billing/schedule.ts).
+   */
+  nearestReading(serial: string, t: number, maxDistance: number, now: number): Snapshot | undefined {
+    let best: Snapshot | undefined;
+    for (const s of this.history(serial, t - maxDistance, t + maxDistance, now)) {
+      if (!best || Math.abs(s.ts - t) < Math.abs(best.ts - t) || (Math.abs(s.ts - t) === Math.abs(best.ts - t) && s.ts < best.ts)) best = s;
+    }
+    return best;
+  }
+
+  /**
+   * One tier's rows of a device in [since, until], oldest first, one at a time: a CSV export
+   * streams them. Unlike history(), the tier is the caller's choice, not the windows'.
+   */
+  *iterateDeviceTier(tier: Tier, serial: string, since: number, until: number): Generator<Snapshot> {
+    for (const row of this.deviceRows[tier].iterate(serial, since, until)) yield snapshotOf(tier, row);
   }
 
   /** Each tier whose window intersects [since, until], with the intersection, in history order. */

@@ -392,6 +392,34 @@ export const migrations: Migration[] = [
       db.exec(`ALTER TABLE accounts ADD COLUMN role TEXT NOT NULL DEFAULT 'admin' CHECK (role IN ('admin', 'viewer'))`);
     },
   },
+  {
+    // billing/ (issue 59): the meter reads a dealer bills from, one per saved printer and billing
+    // period. A table of its own, not a tier: roll-ups and retention never read or thin it, so the
+    // reads are kept for years (a few hundred bytes a printer a month). `source` says how the read
+    // was made: `poll` (read at or after the billing time, within the billing day), `nearest` (the
+    // printer stayed silent all day: the stored reading nearest the billing time), `missing` (none
+    // within 7 days of it).
+    version: 17,
+    description: 'billing meter reads: one per printer and billing period, never thinned',
+    up(db) {
+      db.exec(`
+        CREATE TABLE meter_reads (
+          id INTEGER PRIMARY KEY,
+          serial TEXT NOT NULL,
+          period TEXT NOT NULL,                            -- YYYY-MM of the billing date, billing zone
+          due_at INTEGER NOT NULL,                         -- epoch ms: the billing day and time
+          read_at INTEGER,                                 -- epoch ms of the reading itself; NULL when missing
+          source TEXT NOT NULL,                            -- poll | nearest | missing
+          page_count INTEGER, color_pages INTEGER, mono_pages INTEGER, scan_count INTEGER,
+          extra TEXT,                                      -- JSON: other counters of the reading
+          attempts INTEGER NOT NULL DEFAULT 0,             -- polls tried before this read was kept
+          created_at INTEGER NOT NULL                      -- epoch ms
+        );
+        CREATE UNIQUE INDEX meter_reads_serial_period ON meter_reads (serial, period);
+        CREATE INDEX meter_reads_period ON meter_reads (period, serial);
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -62,6 +62,7 @@ function statementSql(filter: PrinterFilter): string {
       d.visible, d.status_messages, d.printer_info -> '$.toner_alerts' AS toner_alerts,
       (d.is_usb = 0 AND (coalesce(d.web_ui_url, '') <> ''
         OR EXISTS (SELECT 1 FROM json_each(d.printer_info -> '$.open_ports') o WHERE o.value IN (80, 443)))) AS web_page,
+      d.mac_address, d.printer_info -> '$.supplies' AS supplies, r.scan_count,
       max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen,
       r.ts AS reading_ts, r.page_count, r.mono_pages, r.color_pages, r.toner_levels, p.total
     FROM page p JOIN devices d ON d.serial = p.serial ${reading}
@@ -89,6 +90,17 @@ export class PrinterListStore {
     // Past the end: no row carries the total, so it is counted (the same filter, no page).
     const n = this.stmt(q.filter).all({ ...p, limit: 1, offset: 0 }) as PrinterRow[];
     return { total: n.length ? (n[0].total as number) : 0, rows };
+  }
+
+  /** Every match of a search and filter, in serial order, one row at a time (the CSV export). */
+  *iterate(q: Pick<PrinterQuery, 'search' | 'filter'>): Generator<PrinterRow> {
+    yield* this.stmt(q.filter).iterate({ q: q.search, limit: -1, offset: 0 }) as IterableIterator<PrinterRow>;
+  }
+
+  /** The supply names in the saved printers' newest readings, sorted: the CSV's supply columns. */
+  supplyNames(): string[] {
+    return this.db.prepare(`SELECT DISTINCT t.key FROM devices d JOIN device_latest l ON l.serial = d.serial
+      JOIN metrics_raw r ON r.id = l.raw_id, json_each(r.toner_levels) t WHERE d.is_saved = 1 ORDER BY t.key`).pluck().all() as string[];
   }
 
   /** EXPLAIN QUERY PLAN of a filter's statement, one detail line each: what the test reads. */

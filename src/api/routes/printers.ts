@@ -9,6 +9,8 @@ import { PRINTER_FILTERS, PrinterListStore, type PrinterFilter, type PrinterRow 
 import { formatTime } from '../../model/time.js';
 import { readForecast } from '../../forecast/read.js';
 import type { SupplyForecast } from '../../forecast/supply-forecast.js';
+import { partNumbersOf } from '../../forecast/order-list.js';
+import { exportConnection, fileDate, formatOf, sendCsv, type Cell } from '../csv.js';
 
 export const LIMIT_DEFAULT = 200;
 export const LIMIT_MAX = 1000;
@@ -60,10 +62,30 @@ function intParam(q: URLSearchParams, name: string, dflt: number, min: number, m
   return n;
 }
 
+const IDENTITY = ['serial', 'manufacturer', 'model', 'hostname', 'ip', 'mac_address', 'location', 'asset_number', 'description'] as const;
+const COUNTERS = ['page_count', 'mono_pages', 'color_pages', 'scan_count'] as const;
+
+/** The printers list as CSV rows: identity, location, the newest reading's counters and supply levels. */
+function* printerCsvRows(rows: Iterable<PrinterRow>, supplies: string[]): Generator<Cell[]> {
+  for (const r of rows) {
+    const levels = typeof r.toner_levels === 'string' ? (JSON.parse(r.toner_levels) as Record<string, unknown>) : {};
+    const parts = partNumbersOf(typeof r.supplies === 'string' ? { supplies: JSON.parse(r.supplies) as unknown } : undefined);
+    yield [
+      ...IDENTITY.map((c) => r[c] as Cell),
+      r.visible === 0,
+      formatTime(r.seen as number),
+      r.reading_ts === null ? null : formatTime(r.reading_ts as number),
+      ...COUNTERS.map((c) => r[c] as Cell),
+      ...supplies.map((k) => (typeof levels[k] === 'number' ? (levels[k] as number) : null)),
+      [...parts].map(([k, pn]) => `${k}: ${pn}`).join('; '),
+    ];
+  }
+}
+
 export function register(app: App, ctx: AgentContext): void {
   let store: PrinterListStore | undefined;
 
-  app.all('/api/printers', (req, res) => {
+  app.all('/api/printers', async (req, res) => {
     if (req.method !== 'GET') {
       res.setHeader('Allow', 'GET');
       return sendText(res, 405, 'GET only');
@@ -74,6 +96,24 @@ export function register(app: App, ctx: AgentContext): void {
     const filterText = q.get('filter') || 'shown';
     if (!(PRINTER_FILTERS as readonly string[]).includes(filterText)) {
       return sendText(res, 400, `invalid filter parameter: one of ${PRINTER_FILTERS.join(', ')}`);
+    }
+    const format = formatOf(req);
+    if (format !== 'json' && format !== 'csv') return sendText(res, 400, format);
+    if (format === 'csv') {
+      // Every match (no paging), read on a connection of the request's own as the file streams.
+      const db = exportConnection(ctx, res);
+      if (!db) return;
+      try {
+        const list = new PrinterListStore(db);
+        const supplies = list.supplyNames();
+        const header = [...IDENTITY, 'hidden', 'last_seen', 'last_reading', ...COUNTERS, ...supplies.map((k) => `supply_${k}_percent`), 'supply_part_numbers'];
+        await sendCsv(ctx, res, `printers-${fileDate(ctx.now())}.csv`, header, printerCsvRows(list.iterate({ search, filter: filterText as PrinterFilter }), supplies));
+      } catch (err) {
+        if (!res.headersSent) sendText(res, 500, `failed to list printers: ${errorText(err)}`);
+      } finally {
+        db.close();
+      }
+      return;
     }
     const offset = intParam(q, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
     if (typeof offset === 'string') return sendText(res, 400, offset);
