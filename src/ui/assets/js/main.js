@@ -55,7 +55,9 @@ async function start() {
     e.preventDefault();
     view().focus();
   });
-  $('logout').onclick = () => signOut();
+  // Absent from the page the central server's proxy gets (src/ui/page.ts).
+  const logout = document.getElementById('logout');
+  if (logout) logout.onclick = () => signOut();
   openEvents();
   window.addEventListener('hashchange', () => {
     markNavigated();
