@@ -383,7 +383,7 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   for (const s of supplies) {
     if (!consumables.includes(s.key)) consumables.push(s.key);
     if (s.percent !== undefined) metrics.toner_levels[s.key] = s.percent;
-    else if (s.state === 'some_remaining' && !(s.key in metrics.toner_levels)) metrics.toner_levels[s.key] = SOME_REMAINING;
+    else if (s.state === 'some_remaining' && !Object.hasOwn(metrics.toner_levels, s.key)) metrics.toner_levels[s.key] = SOME_REMAINING;
   }
   if (supplies.length > 0) {
     info.consumables = consumables;
