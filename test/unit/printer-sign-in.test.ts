@@ -1,6 +1,6 @@
 // What crosses the central server's channel of a printer's page (the jar cookie, both ways, and
 // nothing else of the box's or the server's), the server's stored credentials as the box reads and
-// uses them (printer-web/auto-login.ts) against a small Kyocera-like printer on 127.0.0.1 with a
+// uses them (printer-web/auto-login.ts) against a small Kyocera- and Epson-like printer on 127.0.0.1 with a
 // fake clock for the session's and the retries' times, and the fields PrintMaster's server reads
 // of a device's health and supplies (server/pm-fields.ts). The whole path through the real server:
 // test/server-real/printer-pages.test.ts and device-health.test.ts.
@@ -74,6 +74,7 @@ const CREDS: PrinterCredentials = { username: 'Admin', password: 'kyo', authType
 let printer: http.Server;
 let target: PrinterWebTarget;
 const posts: string[] = [];
+const epsonPosts: string[] = [];
 let accept = true;
 
 before(async () => {
@@ -94,6 +95,13 @@ before(async () => {
         return res.end();
       }
       if (path === '/main.htm') return res.end('main');
+      // Epson Web Config: the password page's form posts to SET under the page's path.
+      if (path === '/PRESENTATION/ADVANCED/PASSWORD' && req.method === 'GET') return res.end('<form action="SET" method="post"><input type="password" name="INPUTT_PASSWORD"></form>');
+      if (path === '/PRESENTATION/ADVANCED/PASSWORD/SET' && req.method === 'POST') {
+        epsonPosts.push(Buffer.concat(chunks).toString());
+        res.writeHead(200, { 'Set-Cookie': 'EPSON_COOKIE_SESSION=e1; Path=/; HttpOnly' });
+        return res.end('ok');
+      }
       res.writeHead(404).end();
     });
   });
@@ -169,4 +177,11 @@ test('no credentials, a vendor without a sign-in, a server that fails: the page 
   assert.deepEqual(await failing.forRequest('K1', 'Kyocera', target, '/', signal), { cookies: [] });
   const basic = new AutoLogin({ credentials: async () => ({ ...CREDS, authType: 'basic' }), now: () => 0, onSignIn: () => assert.fail('no sign-in') });
   assert.deepEqual(await basic.forRequest('K1', 'Kyocera', target, '/', signal), { authorization: 'Basic ' + Buffer.from('Admin:kyo').toString('base64'), cookies: [] });
+});
+
+test('Epson: the password page\'s form, posted to its action under the page\'s path, as the reference does', async () => {
+  const logins = new AutoLogin({ credentials: async () => ({ ...CREDS, username: 'epson' }), now: () => 0, onSignIn: () => {} });
+  const auth = await logins.forRequest('E1', 'EPSON', target, '/PRESENTATION/HTML/TOP/PRTINFO.HTML', new AbortController().signal);
+  assert.deepEqual(auth.cookies, [['EPSON_COOKIE_SESSION', 'e1', null]]);
+  assert.deepEqual(epsonPosts, ['INPUTT_USERNAME=epson&INPUTT_PASSWORD=kyo&SEL_SESSIONTYPE=ADMIN&access=https']);
 });
