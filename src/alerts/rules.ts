@@ -16,6 +16,8 @@
 // last_seen, and a supply reported as -2/-3 leaves its alert as it was. A rule turned off clears
 // the alerts it opened.
 
+import { lineSaying } from '../model/status-lines.js';
+
 export const ALERT_KINDS = ['supply_low', 'supply_empty_soon', 'jam', 'door_open', 'paper_out', 'service_requested', 'offline', 'counter_backwards'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 export type AlertSeverity = 'critical' | 'warning';
@@ -79,13 +81,6 @@ export interface OpenAlertKey {
   supply: string;
 }
 
-/** Status lines that say each status kind, over SNMP (hrPrinterDetectedErrorState, prtAlertTable), IPP (printer-state-reasons) and USB. */
-const STATUS_PATTERNS: Record<'jam' | 'door_open' | 'paper_out' | 'service_requested', RegExp> = {
-  jam: /jam/i,
-  door_open: /\b(door|cover|interlock)( is)?[ -]open/i,
-  paper_out: /\bno paper\b|\bpaper[ -](empty|out)\b|media-empty|media-needed|input media supply empty|input tray empty/i,
-  service_requested: /service[ -](requested|needed|required)|call (for )?service|overdue preventive maintenance/i,
-};
 const STATUS_NAMES = { jam: 'paper jam', door_open: 'door open', paper_out: 'out of paper', service_requested: 'service requested' } as const;
 
 const key = (kind: string, supply: string) => `${kind}\u0000${supply}`;
@@ -137,7 +132,7 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
 
   if (facts.status_messages) {
     for (const kind of ['jam', 'door_open', 'paper_out', 'service_requested'] as const) {
-      const line = rules[kind] ? facts.status_messages.find((m) => STATUS_PATTERNS[kind].test(m)) : undefined;
+      const line = rules[kind] ? lineSaying(kind, facts.status_messages) : undefined;
       if (line !== undefined) {
         holds.push({ kind, supply: '', severity: kind === 'service_requested' ? 'warning' : 'critical', message: `${STATUS_NAMES[kind]}: ${line.slice(0, 200)}` });
       } else endAll(kind);

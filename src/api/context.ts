@@ -14,6 +14,7 @@ import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from '../discovery/service.js';
 import type { LinkStatus } from '../server/status.js';
+import type { PrinterCredentials } from '../printer-web/auto-login.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { UpdateService } from '../update/service.js';
 import type { AlertStore } from '../store/alerts.js';
@@ -40,7 +41,11 @@ export interface AgentContext {
   settings: SettingsStore;
   discovery: DiscoveryService;
   /** The central server link (set once it exists; absent in tools that serve no link). */
-  serverLink?: { status(): LinkStatus };
+  serverLink?: {
+    status(): LinkStatus;
+    /** The server's stored web credentials for a printer (undefined: none, or not registered). */
+    deviceCredentials?(serial: string, signal?: AbortSignal): Promise<PrinterCredentials | undefined>;
+  };
   /** The data file system's guard (absent in tools that write nothing). */
   storage?: StorageGuard;
   /** A/B updates (absent in tools that install nothing). */

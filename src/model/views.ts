@@ -47,8 +47,9 @@ function integerLevels(levels: Record<string, unknown> | undefined): Record<stri
   if (!levels) return undefined;
   const out: Record<string, number> = {};
   for (const [k, v] of Object.entries(levels)) {
-    // A stored supply name from before renaming (`__proto__`) is shown by its renamed name.
-    if (typeof v === 'number' && Number.isFinite(v)) out[storableKey(k, 'supply')] = Math.round(v);
+    // A stored supply name from before renaming (`__proto__`) is shown by its renamed name. A
+    // negative level (Printer-MIB's -2 unknown, -3 some remaining) is no measurement.
+    if (typeof v === 'number' && Number.isFinite(v) && v >= 0) out[storableKey(k, 'supply')] = Math.round(v);
   }
   return Object.keys(out).length ? out : undefined;
 }

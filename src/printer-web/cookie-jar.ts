@@ -6,6 +6,9 @@
 // however many it sets, whatever it names them (no Domain, no other path, no `__Host-`, no name
 // of the box's own), and the browser's per-site cookie limit (Chromium evicts beyond 180) is never
 // reached through printer pages: the box's session and device cookies cannot be evicted by them.
+// Through the central server's proxy the jar is the one cookie that crosses the channel, both ways
+// (server/proxy.ts): the printer's session survives there too, and no cookie of the box's own (its
+// session, its device cookie) ever leaves the box, nor does one of the server's reach a route.
 // Pure string work, no I/O.
 
 export const JAR_COOKIE = 'pbx_printer_jar';
@@ -46,6 +49,26 @@ export function readJar(cookieHeader: string | undefined, now: number): JarEntry
     }
   }
   return [];
+}
+
+/** `cookieHeader` with the jar's pairs only (undefined without any): what the server's channel lets in. */
+export function jarCookieOnly(cookieHeader: string | undefined): string | undefined {
+  const pairs = (cookieHeader ?? '').split(';').map((p) => p.trim()).filter((p) => p.slice(0, p.indexOf('=')).trim() === JAR_COOKIE);
+  return pairs.length ? pairs.join('; ') : undefined;
+}
+
+/** Whether a Set-Cookie header sets (or deletes) the jar: the one cookie the channel lets out. */
+export function setsJar(setCookie: string): boolean {
+  const eq = setCookie.indexOf('=');
+  return eq !== -1 && setCookie.slice(0, eq).trim() === JAR_COOKIE;
+}
+
+/**
+ * `jar` with `over`'s cookies on top (same name: `over`'s value): the printer's cookies from the
+ * browser's jar and from a sign-in the box made for it (printer-web/auto-login.ts).
+ */
+export function mergeJars(jar: readonly JarEntry[], over: readonly JarEntry[]): JarEntry[] {
+  return [...jar.filter(([n]) => !over.some(([o]) => o === n)), ...over];
 }
 
 /** The Cookie header the printer gets: its own cookies and nothing else (never the box's). */

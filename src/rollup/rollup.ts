@@ -116,12 +116,13 @@ function stmts(db: Database, def: TierDef): Stmts {
       `SELECT serial, ${tonerCol} AS toner, max(ts * 1) FROM ${range}
        AND ${jsonObject(tonerCol)} IS NOT NULL AND ${tonerCol} <> '{}' GROUP BY serial`,
     ),
-    // Average per key of the numeric values (toner values are not guaranteed to be numbers).
+    // Average per key of the numeric values (toner values are not guaranteed to be numbers); a
+    // negative one (Printer-MIB's -2 unknown, -3 some remaining) is no level to average.
     tonerAvg: db.prepare(
       `SELECT serial, json_group_object(key, v) AS toner FROM (
          SELECT r.serial AS serial, j.key AS key, sum(j.value * ${weight}) * 1.0 / sum(${weight}) AS v
          FROM ${keyRange(src, '@start', '@end', 'r').replace(' WHERE ', ` CROSS JOIN json_each(${jsonObject(`r.${avgCol}`)}) j WHERE `)}
-           AND j.type IN ('integer', 'real')
+           AND j.type IN ('integer', 'real') AND j.value >= 0
          GROUP BY r.serial, j.key ORDER BY r.serial, j.key)
        GROUP BY serial`,
     ),

@@ -1,4 +1,4 @@
-// JSON calls to the central server: a bounded time per call, TLS verified against the system's CAs
+// JSON calls (POST, and GET for what the server hands out) to the central server: a bounded time per call, TLS verified against the system's CAs
 // or, with `server.ca_file`, the operator's private CA only. There is no switch that turns
 // verification off. Bodies are plain JSON (the reference server reads no Content-Encoding); the agent token goes as a bearer token and
 // never into a log line.
@@ -30,17 +30,25 @@ export class ServerClient {
 
   /** POSTs JSON; resolves a 2xx reply, rejects with ServerHttpError for any other status. */
   post(path: string, body: unknown, opts: CallOptions = {}): Promise<ServerReply> {
+    return this.call('POST', path, Buffer.from(JSON.stringify(body)), opts);
+  }
+
+  /** GETs JSON (`path` with its query); as post(). */
+  get(path: string, opts: CallOptions = {}): Promise<ServerReply> {
+    return this.call('GET', path, undefined, opts);
+  }
+
+  private call(method: 'GET' | 'POST', path: string, payload: Buffer | undefined, opts: CallOptions): Promise<ServerReply> {
     const url = new URL(path.replace(/^\//, ''), this.baseUrl.endsWith('/') ? this.baseUrl : this.baseUrl + '/');
-    const payload = Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = {
-      'Content-Type': 'application/json',
-      Accept: 'application/json',
-      'Content-Length': String(payload.length),
-    };
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    if (payload) {
+      headers['Content-Type'] = 'application/json';
+      headers['Content-Length'] = String(payload.length);
+    }
     if (opts.token) headers.Authorization = `Bearer ${opts.token}`;
     const mod = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
-      const req = mod.request(url, { method: 'POST', headers, ca: this.ca, timeout: this.timeoutMs, agent: false, signal: opts.signal }, (res) => {
+      const req = mod.request(url, { method, headers, ca: this.ca, timeout: this.timeoutMs, agent: false, signal: opts.signal }, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {

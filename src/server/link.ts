@@ -28,6 +28,7 @@ import { mapManagedSettings } from './managed-settings.js';
 import { inheritedKeyProblem } from '../model/inherited-keys.js';
 import { ServerCommands, type UpdateCommands } from './commands.js';
 import type { UpdateProgress } from '../update/service.js';
+import { parseCredentials, type PrinterCredentials } from '../printer-web/auto-login.js';
 
 export const PROTOCOL_VERSION = '1';
 
@@ -78,6 +79,8 @@ export class ServerLink {
   private settingsError: { version: string; error: string } | undefined;
   /** Managed fields of the applied snapshot that mean nothing on the box. */
   private settingsUnmapped: string[] = [];
+  /** What the server is told of the last snapshot refused or applied in part (reportSettings). */
+  private settingsReport: { version: string; text: string; sent: boolean } | undefined;
   private readonly retry = new Backoff();
   private registerTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
@@ -135,6 +138,7 @@ export class ServerLink {
         this.state = 'online';
         this.changed();
         this.sendWsHeartbeat();
+        this.reportSettings();
       },
       onClose: () => {
         this.requests.abortAll();
@@ -261,6 +265,18 @@ export class ServerLink {
       },
       access: { ca: this.ca, authorization: `Bearer ${s.token}`, authorizedOrigin: new URL(base).origin },
     };
+  }
+
+  /**
+   * The web credentials the server keeps for a printer (GET /api/v1/agents/device-credentials, as
+   * PrintMaster's agent asks), for signing in to its page when the server proxies it. Undefined
+   * when not registered or none are stored; the server gives them only for this agent's devices.
+   */
+  async deviceCredentials(serial: string, signal?: AbortSignal): Promise<PrinterCredentials | undefined> {
+    const s = this.session();
+    if (!s) return undefined;
+    const r = await s.client.get(`api/v1/agents/device-credentials?serial=${encodeURIComponent(serial)}`, { token: s.token, signal });
+    return parseCredentials(r.json);
   }
 
   /** The box's update service, for the server's update commands; set once it exists. */
@@ -442,6 +458,8 @@ export class ServerLink {
       this.settingsError = { version, error };
       this.lastError = `managed settings ${version.slice(0, 12)} refused: ${error}`;
       this.o.log.warn({ settings_version: version, err: error }, 'managed settings refused; nothing changed');
+      this.settingsReport = { version, text: `refused by the box, nothing changed: ${error}`, sent: false };
+      this.reportSettings();
       return true;
     };
     const inherited = inheritedKeyProblem(snapshot);
@@ -458,7 +476,29 @@ export class ServerLink {
     this.settingsUnmapped = unmapped;
     if (unmapped.length) this.o.log.warn({ settings_version: version, unmapped }, 'managed settings applied; these fields were left as they were');
     else this.o.log.info({ settings_version: version }, 'managed settings applied');
+    this.settingsReport = unmapped.length ? { version, text: `applied but for these fields, left as they were: ${unmapped.join('; ')}`, sent: false } : undefined;
+    this.reportSettings();
     return true;
+  }
+
+  /**
+   * A snapshot refused, or fields of it left as they were, where the server shows it. PrintMaster's
+   * server reads no settings outcome from an agent (its heartbeat takes only status and version
+   * facts; settings_error and settings_unmapped there are for servers that read them); the one agent
+   * report it shows is a failed `job_progress` frame, which it writes to its log ("Agent job
+   * failed", with the job and the error) and its UI's Logs page lists. Sent once per snapshot, when
+   * the channel is up (at once, or when it opens).
+   */
+  private reportSettings(): void {
+    const r = this.settingsReport;
+    if (!r || r.sent) return;
+    const v = r.version.slice(0, 12);
+    r.sent = this.channel.send('job_progress', {
+      job_id: `managed-settings-${v}`,
+      job_type: 'managed_settings',
+      status: 'failed',
+      error: `managed settings ${v} ${r.text}`.slice(0, 2000),
+    });
   }
 
   private deleted(serial: string): void {

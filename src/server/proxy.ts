@@ -9,6 +9,7 @@ import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import { duplexPair } from 'node:stream';
 import { markFromServerChannel } from '../auth/gate.js';
 import type { Handler } from '../api/app.js';
+import { jarCookieOnly, setsJar } from '../printer-web/cookie-jar.js';
 
 export interface ProxyRequest {
   url: string;
@@ -30,10 +31,13 @@ export function proxyTargetProblem(url: string): string | null {
   return null;
 }
 
-// Hop-by-hop headers (RFC 9110 7.6.1) and what would let the server pose as someone else.
+// Hop-by-hop headers (RFC 9110 7.6.1) and what would let the server pose as someone else. Of the
+// cookies (the browser's for the server's origin: the server's own session among them) only the
+// printer's jar passes (printer-web/cookie-jar.ts); of the box's Set-Cookies only the jar's goes
+// back: the box's session and device cookies never leave the box.
 const DROPPED_REQUEST_HEADERS = new Set([
   'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade',
-  'host', 'content-length', 'x-service-proxy', 'x-forwarded-for', 'x-forwarded-proto', 'cookie',
+  'host', 'content-length', 'x-service-proxy', 'x-forwarded-for', 'x-forwarded-proto',
 ]);
 // Content-Length too: the frame carries the whole body, and the server sets its own length. It
 // copies the agent's headers onto its answer, then may change the body (PrintMaster adds its log
@@ -45,6 +49,12 @@ export function responseHeaders(h: IncomingHttpHeaders): Record<string, string> 
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(h)) {
     if (v === undefined || DROPPED_RESPONSE_HEADERS.has(k)) continue;
+    if (k === 'set-cookie') {
+      // The frame's headers are one string each: the jar is the only cookie, and set once a response.
+      const jar = (Array.isArray(v) ? v : [v]).filter(setsJar).at(-1);
+      if (jar) out[k] = jar;
+      continue;
+    }
     out[k] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
@@ -68,7 +78,12 @@ export class InProcessDispatcher {
     const u = new URL(r.url);
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(r.headers)) {
-      if (!DROPPED_REQUEST_HEADERS.has(k.toLowerCase())) headers[k] = v;
+      const name = k.toLowerCase();
+      if (DROPPED_REQUEST_HEADERS.has(name)) continue;
+      if (name === 'cookie') {
+        const jar = jarCookieOnly(v);
+        if (jar) headers.cookie = jar;
+      } else headers[k] = v;
     }
     headers.host = 'localhost';
     if (r.body.length || !['GET', 'HEAD'].includes(r.method)) headers['content-length'] = String(r.body.length);

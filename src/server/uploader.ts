@@ -10,7 +10,8 @@
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
-import { deviceJson, snapshotJson } from '../model/views.js';
+import { deviceJson } from '../model/views.js';
+import { deviceUpload, metricsUpload } from './pm-fields.js';
 import type { Device } from '../model/device.js';
 import { formatTime } from '../model/time.js';
 import { tierWindows } from '../model/tiers.js';
@@ -179,7 +180,7 @@ export class Uploader {
     const from = this.gapSent.ts === rows[0].ts ? this.gapSent.rows : 0;
     const chunk = rows.slice(from, from + this.o.batchSize);
     if (this.needDevices(chunk)) return this.sendDevices(s);
-    await this.postMetrics(s, chunk, rows[0].ts, chunk.map(snapshotJson));
+    await this.postMetrics(s, chunk, rows[0].ts, chunk.map(metricsUpload));
     // The cursor passes the bucket once all of it went; a restart in between sends it again whole.
     if (from + chunk.length < rows.length) this.gapSent = { ts: rows[0].ts, rows: from + chunk.length };
     else {
@@ -223,7 +224,8 @@ export class Uploader {
    * forecast that cannot be read leaves the field out; the device still goes.
    */
   private withForecast(d: Device): Record<string, unknown> {
-    const json = deviceJson(d) as Record<string, unknown>;
+    // With the health fields the server reads (pm-fields.ts).
+    const json = deviceUpload(deviceJson(d), d);
     try {
       return { ...json, forecast: readForecast(this.o.metrics, d.serial, Date.now()) };
     } catch (err) {
@@ -248,7 +250,7 @@ export class Uploader {
     if (!waiting.length) return false;
     const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts);
     if (this.needDevices(rows)) return this.sendDevices(s);
-    await this.postMetrics(s, rows, timestamp, rows.map((r) => ({ ...snapshotJson(r), tier: 'raw' })));
+    await this.postMetrics(s, rows, timestamp, rows.map((r) => ({ ...metricsUpload(r), tier: 'raw' })));
     const last = rows[rows.length - 1];
     this.o.store.advanceCursor(last.id, Math.max(...rows.map((r) => r.ts)));
     return true;

@@ -54,7 +54,11 @@ const MODULE_SOURCES = moduleSources();
 // server's proxy). Relative URLs, like everything the page names (docs/ui.md).
 const PRELOADS = [...MODULE_SOURCES.keys()].map((n) => `<link rel="modulepreload" href="ui/${n}">`).join('\n');
 
-export const PAGE_HTML = `<!doctype html>
+// Through the central server's proxy the person signed in to the server, not to the box: there is
+// no session of the box's to end, so that page has no Sign out (routes/ui.ts picks it by principal).
+const SIGN_OUT = '<button id="logout" type="button">Sign out</button>';
+
+const pageHtml = (signOut: boolean): string => `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -71,7 +75,7 @@ ${APP_CSS}</style>
 <a class="skip" id="skip" href="#view">Skip to content</a>
 <header><h1>PrintBox</h1>
 <nav aria-label="Pages"><a href="#/printers" data-nav="printers">Printers</a><a href="#/discovered" data-nav="discovered">Discovered</a><a href="#/alerts" data-nav="alerts">Alerts <span id="alert-count" class="badge bad" hidden></span></a><a href="#/settings" data-nav="settings">Settings</a><a href="#/logs" data-nav="logs">Logs</a></nav>
-<div class="right"><span id="conn" role="status" data-state="connecting">Connecting…</span><button id="logout" type="button">Sign out</button></div></header>
+<div class="right"><span id="conn" role="status" data-state="connecting">Connecting…</span>${signOut ? SIGN_OUT : ''}</div></header>
 <p id="storage" role="alert" hidden></p>
 <p id="live-note" role="status" hidden></p>
 <p id="status" role="status" aria-live="polite"></p>
@@ -92,6 +96,9 @@ export function served(text: string): Served {
   const body = Buffer.from(text, 'utf8');
   return { body, gzip: gzipSync(body, { level: 9 }), etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
 }
+export const PAGE_HTML = pageHtml(true);
 export const PAGE: Served = served(PAGE_HTML);
+/** The page as the central server's proxy serves it: without Sign out. */
+export const PAGE_VIA_SERVER: Served = served(pageHtml(false));
 /** The UI's modules by file name (ui/<name>), uPlot's among them. */
 export const MODULES: ReadonlyMap<string, Served> = new Map([...MODULE_SOURCES].map(([n, text]) => [n, served(text)]));

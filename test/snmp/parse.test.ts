@@ -62,7 +62,14 @@ describe('recordings', () => {
       assert.equal(p.info.manufacturer, exp.manufacturer, 'manufacturer');
       assert.equal(p.metrics.page_count, exp.page_count ?? undefined, 'page_count');
       assert.equal(p.info.page_count, exp.page_count ?? undefined, 'info.page_count');
-      assert.deepEqual(p.metrics.toner_levels, exp.toner_levels, 'toner_levels');
+      // A reading keeps the measured levels, and -3 for a supply at "some remaining" (never a figure of the box's).
+      const measured = Object.fromEntries(Object.entries(p.metrics.toner_levels).filter(([, v]) => v >= 0));
+      assert.deepEqual(measured, exp.toner_levels, 'toner_levels');
+      for (const [key, v] of Object.entries(p.metrics.toner_levels)) {
+        if (v >= 0) continue;
+        assert.equal(v, -3, `${key}: the only negative level kept is some remaining`);
+        assert.equal(p.supplies.find((x) => x.key === key)?.state, 'some_remaining', `${key} is at some remaining`);
+      }
       if (exp.mono_pages !== undefined) assert.equal(p.metrics.mono_pages, exp.mono_pages, 'mono_pages');
       if (exp.color_pages !== undefined) assert.equal(p.metrics.color_pages, exp.color_pages, 'color_pages');
       for (const key of exp.unknown_supplies ?? []) {
@@ -215,7 +222,9 @@ describe('supply levels (RFC 3805 special values)', () => {
     supplyRow(v, 7, 15, 'Fuser', -2, 80, 19); // unit percent: level is the percentage
     supplyRow(v, 8, 3, 'Black Toner Cartridge', 100, 150); // over max: capped
     const p = parsePrinter(v, '127.0.0.9', NOW);
-    assert.deepEqual(p.metrics.toner_levels, { black: 25, drum: 0, fuser: 80, black_2: 100 });
+    // -3 (some remaining) is kept as the printer said it; -2, -1 and an unknown capacity are not levels.
+    assert.deepEqual(p.metrics.toner_levels, { black: 25, cyan: -3, drum: 0, fuser: 80, black_2: 100 });
+    assert.deepEqual(p.info.toner_levels, { black: 25, drum: 0, fuser: 80, black_2: 100 }, 'PrinterInfo: measurements only');
     const state = Object.fromEntries(p.supplies.map((s) => [s.key, s.state]));
     assert.deepEqual(state, {
       black: 'measured',

@@ -4,7 +4,7 @@
 // box's WebSocket channel, where it carries the proxy principal (src/auth/gate.ts). The box runs
 // in server auth mode without the loopback admin, so nothing but that principal lets the page in.
 // Real Chromium (playwright-core) with the server admin's cookie: the page loads, every request it
-// makes stays under the prefix, the printers list shows the seeded printers, a button's POST goes
+// makes stays under the prefix, it offers no Sign out, the printers list shows the seeded printers, a button's POST goes
 // through, the page says that live updates are unavailable (the server's generic proxy does not
 // stream) and refreshes instead, and the console shows no error.
 import assert from 'node:assert/strict';
@@ -83,6 +83,9 @@ test('the box UI through the central server: requests stay under its prefix, pri
     assert.match((await row.textContent()) ?? '', /ECOSYS P2040dn/);
     assert.equal(await row.locator('.meter-total').textContent(), '12,345', "the profile's meters came through too");
     assert.equal(await page.textContent('header h1'), 'PrintBox');
+    // Signed in to the server, not to the box: no Sign out here (the box's own page has one: test/server-real/printer-pages.test.ts).
+    assert.equal(await page.locator('header button').count(), 0, 'no Sign out under the server\'s proxy');
+    assert.deepEqual(await page.locator('header .right > *').evaluateAll((els) => els.map((e) => e.id)), ['conn']);
 
     // The server's proxy answers only when a response is complete: the box says at once that its
     // stream cannot pass, and the page refreshes instead, and says so.

@@ -3,23 +3,27 @@
 // cannot reach (the server's /api/v1/proxy/device/{serial}/ comes here over the channel).
 // Only the record's own address and web port are contacted (printer-web/target.ts); the path is a
 // path on that printer (the request-target check has already refused `..`, `//` and encoded
-// separators). The printer's self-signed certificate is accepted here and nowhere else.
+// separators); printer-web/upstream.ts makes the requests. A request the central server sent over
+// the channel is signed in to the printer with the credentials that server keeps for it, as
+// PrintMaster's agent does (printer-web/auto-login.ts); the box's own UI and API never use them:
+// they are the server's, for the people the server lets open the page.
 // Bounded: request body, answer size, time.
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
-import https from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
 import { sendText, sendTextAndClose } from '../respond.js';
 import { printerWebTarget, type PrinterWebTarget } from '../../printer-web/target.js';
 import { rewritable, rewriteBody, rewriteLocation } from '../../printer-web/rewrite.js';
-import { applySetCookies, jarSetCookie, printerCookieHeader, readJar } from '../../printer-web/cookie-jar.js';
+import { applySetCookies, jarSetCookie, mergeJars, printerCookieHeader, readJar } from '../../printer-web/cookie-jar.js';
+import { printerRequest, readBounded } from '../../printer-web/upstream.js';
+import { AutoLogin, asksForPassword, type PrinterAuth } from '../../printer-web/auto-login.js';
 import { ownAddresses } from '../../net/own-targets.js';
+import { fromServerChannel } from '../../auth/gate.js';
 
 export const PRINTER_PROXY_LIMITS = {
   requestBytes: 1024 * 1024,
   /** The channel answers at most 8 MiB; a page is far smaller. */
   responseBytes: 8 * 1024 * 1024,
-  connectMs: 10_000,
   /** Until the printer's whole answer is in (the channel's own bound is 30 s). */
   totalMs: 25_000,
 };
@@ -48,12 +52,20 @@ const FORWARDED_RESPONSE = new Set([
 const SANDBOX = 'sandbox allow-forms allow-scripts allow-popups allow-modals allow-downloads';
 
 export function register(app: App, ctx: AgentContext): void {
-  const handler = (req: IncomingMessage, res: ServerResponse) => void proxy(ctx, req, res);
+  const logins = new AutoLogin({
+    credentials: async (serial, signal) => ctx.serverLink?.deviceCredentials?.(serial, signal),
+    now: () => ctx.now(),
+    onSignIn: (serial, outcome) =>
+      outcome.ok
+        ? ctx.log.info({ serial, cookies: outcome.cookies }, 'signed in to the printer\'s web page with the server\'s credentials')
+        : ctx.log.warn({ serial, err: outcome.error }, 'sign-in to the printer\'s web page with the server\'s credentials failed'),
+  });
+  const handler = (req: IncomingMessage, res: ServerResponse) => void proxy(ctx, logins, req, res);
   app.all('/proxy/:serial', handler);
   app.all('/proxy/:serial/*', handler);
 }
 
-async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function proxy(ctx: AgentContext, logins: AutoLogin, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const raw = req.url ?? '/';
   const q = raw.indexOf('?');
   const path = q === -1 ? raw : raw.slice(0, q);
@@ -83,7 +95,7 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
   const target = found.target;
   const upstreamPath = m[2] + query;
 
-  const body = await readBounded(req);
+  const body = await readRequest(req);
   // The client may still be sending: close without a reset, so that it reads the 413.
   if (body === 'too large') return sendTextAndClose(req, res, 413, `request body over ${PRINTER_PROXY_LIMITS.requestBytes} bytes`);
   if (body === undefined) return; // the client went away
@@ -93,10 +105,16 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
     if (v === undefined || DROPPED_REQUEST.has(k)) continue;
     headers[k] = Array.isArray(v) ? v.join(', ') : v;
   }
-  // The printer's own cookies, from the jar the box keeps for it; no cookie of the box's.
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), PRINTER_PROXY_LIMITS.totalMs);
+  res.on('close', () => abort.abort());
+  const viaServer = fromServerChannel(req);
+  const auth: PrinterAuth = viaServer ? await logins.forRequest(serial, device.manufacturer, target, upstreamPath, abort.signal) : { cookies: [] };
+  if (auth.authorization) headers.authorization = auth.authorization;
+  // The printer's own cookies, from the jar the browser keeps for it (and a sign-in's); no cookie of the box's.
   const now = ctx.now();
   const jar = readJar(req.headers.cookie, now);
-  const cookie = printerCookieHeader(jar);
+  const cookie = printerCookieHeader(mergeJars(jar, auth.cookies));
   if (cookie) headers.cookie = cookie;
   // Vendor pages check these against their own address (CSRF guards).
   if (req.headers.origin) headers.origin = target.origin;
@@ -107,18 +125,16 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
   if (body.length || !['GET', 'HEAD', 'OPTIONS'].includes(req.method ?? 'GET')) headers['content-length'] = String(body.length);
 
   let upstream: IncomingMessage;
-  const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), PRINTER_PROXY_LIMITS.totalMs);
-  res.on('close', () => abort.abort());
   try {
-    upstream = await send(target, req.method ?? 'GET', upstreamPath, headers, body, abort.signal);
+    upstream = await printerRequest(target, req.method ?? 'GET', upstreamPath, headers, body, abort.signal);
   } catch (err) {
     clearTimeout(timer);
     const why = abort.signal.aborted ? `no answer within ${PRINTER_PROXY_LIMITS.totalMs} ms` : (err as Error).message;
     if (!res.headersSent && !res.destroyed) sendText(res, 502, `printer ${JSON.stringify(serial)} at ${target.origin}: ${why}`);
     return;
   }
-  const secure = ctx.facts.isHttps(req);
+  // Through the server, the browser's connection is the server's: HTTPS when the server's URL is.
+  const secure = viaServer ? ctx.settings.get().server.url.startsWith('https:') : ctx.facts.isHttps(req);
   res.statusCode = upstream.statusCode ?? 502;
   for (const [k, v] of Object.entries(upstream.headers)) {
     if (v === undefined || !FORWARDED_RESPONSE.has(k)) continue;
@@ -127,6 +143,7 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
   const location = upstream.headers.location;
   if (location) res.setHeader('Location', rewriteLocation(location, prefix, target.origin, m[2]));
   const setCookies = upstream.headers['set-cookie'] ?? [];
+  if (auth.cookies.length) logins.renewed(serial, setCookies);
   if (setCookies.length) {
     const update = applySetCookies(jar, setCookies, now);
     if (update.refused) ctx.log.debug({ serial, refused: update.refused }, 'printer cookies over the jar\'s limits refused');
@@ -147,7 +164,9 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
       }
       return;
     }
-    const out = Buffer.from(rewriteBody(text.toString('utf8'), kind, prefix, target.origin, m[2]), 'utf8');
+    const page = text.toString('utf8');
+    if (auth.cookies.length && kind === 'html' && asksForPassword(page)) logins.signedOut(serial);
+    const out = Buffer.from(rewriteBody(page, kind, prefix, target.origin, m[2]), 'utf8');
     res.setHeader('Content-Length', out.length);
     res.end(out);
     return;
@@ -175,23 +194,6 @@ async function proxy(ctx: AgentContext, req: IncomingMessage, res: ServerRespons
   });
 }
 
-function send(t: PrinterWebTarget, method: string, path: string, headers: Record<string, string>, body: Buffer, signal: AbortSignal): Promise<IncomingMessage> {
-  return new Promise((resolve, reject) => {
-    const options = { host: t.host, port: t.port, method, path, headers, signal, agent: false as const };
-    // Printers serve self-signed certificates; this request goes to the saved printer's own address only.
-    const req = t.scheme === 'https' ? https.request({ ...options, rejectUnauthorized: false }, resolve) : http.request(options, resolve);
-    // The connection alone (an address where nothing answers); the whole answer is bounded by `signal`.
-    req.on('socket', (socket) => {
-      if (!socket.connecting) return;
-      const timer = setTimeout(() => req.destroy(new Error(`no connection within ${PRINTER_PROXY_LIMITS.connectMs} ms`)), PRINTER_PROXY_LIMITS.connectMs);
-      socket.once('connect', () => clearTimeout(timer));
-      socket.once('close', () => clearTimeout(timer));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 function refererOnPrinter(referer: string | undefined, prefix: string, t: PrinterWebTarget): string | undefined {
   if (!referer) return undefined;
   try {
@@ -203,33 +205,10 @@ function refererOnPrinter(referer: string | undefined, prefix: string, t: Printe
   }
 }
 
-function readBounded(req: IncomingMessage): Promise<Buffer | 'too large' | undefined> {
-  return collect(req, PRINTER_PROXY_LIMITS.requestBytes);
+function readRequest(req: IncomingMessage): Promise<Buffer | 'too large' | undefined> {
+  return readBounded(req, PRINTER_PROXY_LIMITS.requestBytes);
 }
 
 function readAll(res: IncomingMessage, signal: AbortSignal): Promise<Buffer | 'too large' | undefined> {
-  return signal.aborted ? Promise.resolve(undefined) : collect(res, PRINTER_PROXY_LIMITS.responseBytes);
-}
-
-function collect(stream: IncomingMessage, limit: number): Promise<Buffer | 'too large' | undefined> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (v: Buffer | 'too large' | undefined) => {
-      if (done) return;
-      done = true;
-      resolve(v);
-    };
-    stream.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        stream.pause();
-        finish('too large');
-      } else chunks.push(c);
-    });
-    stream.on('end', () => finish(Buffer.concat(chunks)));
-    stream.on('error', () => finish(undefined));
-    stream.on('close', () => finish(stream.complete ? Buffer.concat(chunks) : undefined));
-  });
+  return signal.aborted ? Promise.resolve(undefined) : readBounded(res, PRINTER_PROXY_LIMITS.responseBytes);
 }

@@ -8,7 +8,8 @@
 // relatively, so under a prefix that serves the box it is asked under the prefix.
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { MODULES, PAGE, type Served } from '../../ui/page.js';
+import { MODULES, PAGE, PAGE_VIA_SERVER, type Served } from '../../ui/page.js';
+import { principalOf } from '../../auth/gate.js';
 import { sendText } from '../respond.js';
 import { FAVICON } from '../../ui/favicon.js';
 
@@ -34,7 +35,8 @@ function send(req: IncomingMessage, res: ServerResponse, type: string, s: Served
 }
 
 export function register(app: App): void {
-  app.get('/', (req, res) => send(req, res, 'text/html', PAGE));
+  // Through the central server's proxy (its channel, or X-Service-Proxy) the page has no Sign out.
+  app.get('/', (req, res) => send(req, res, 'text/html', principalOf(req)?.kind === 'proxy' ? PAGE_VIA_SERVER : PAGE));
   app.get('/ui/:module', (req, res) => {
     const m = MODULES.get(req.params.module ?? '');
     if (!m) return sendText(res, 404, 'no such UI module');

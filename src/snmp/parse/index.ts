@@ -51,7 +51,7 @@ import { canonicalManufacturer, VENDORS, vendorByName, vendorFor } from '../vend
 import type { VendorFacts } from '../vendors/types.js';
 import { parseDeviceId, type DeviceId } from './device-id.js';
 import { isSupplyAlert, readAlerts, readTrays, statusMessages, type Alert } from './status.js';
-import { colorantColours, readSupplies, type Supply } from './supplies.js';
+import { colorantColours, readSupplies, SOME_REMAINING, type Supply } from './supplies.js';
 import { bytesOf, column, enterpriseOf, num, numOf, text, textOf, withOidIndex, type Found } from './values.js';
 import { brandInTexts, brandOfEnterprise, cleanModel, makerOfDeviceId } from './identity.js';
 
@@ -64,7 +64,12 @@ export interface ParsedMetrics {
   mono_pages?: number;
   color_pages?: number;
   scan_count?: number;
-  /** Integer percentages by normalised key; only measured levels (see supplies.ts). */
+  /**
+   * Integer percentages by normalised key for measured levels (see supplies.ts), and -3 for a
+   * supply the printer reports as "some remaining" (Printer-MIB's own value, kept so that what a
+   * figure is made of it is decided where it is shown: the central server gets PrintMaster's,
+   * server/pm-fields.ts). Readers take negatives as unknown (forecast, alerts, roll-ups, the UI).
+   */
   toner_levels: Record<string, number>;
 }
 
@@ -378,10 +383,12 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   for (const s of supplies) {
     if (!consumables.includes(s.key)) consumables.push(s.key);
     if (s.percent !== undefined) metrics.toner_levels[s.key] = s.percent;
+    else if (s.state === 'some_remaining' && !Object.hasOwn(metrics.toner_levels, s.key)) metrics.toner_levels[s.key] = SOME_REMAINING;
   }
   if (supplies.length > 0) {
     info.consumables = consumables;
-    info.toner_levels = { ...metrics.toner_levels };
+    // PrinterInfo's levels are measurements only (contract 2.5).
+    info.toner_levels = Object.fromEntries(Object.entries(metrics.toner_levels).filter(([, v]) => v >= 0));
   }
   for (const c of ['black', 'cyan', 'magenta', 'yellow'] as const) {
     const s = supplies.find((x) => x.key === c);

@@ -6,8 +6,9 @@
 //                                 -> percent = level (the level already is a percentage)
 //   level -3 ("some remaining"), -2 (unknown), -1 (other), or a level without a capacity
 //                                 -> no percentage. The supply is still listed (consumables,
-//                                    supplies[].state) but never enters toner_levels: unknown
-//                                    is not 0%.
+//                                    supplies[].state) but never enters PrinterInfo's
+//                                    toner_levels: unknown is not 0%. A reading's toner_levels
+//                                    keep -3 itself (SOME_REMAINING, parse/index.ts).
 // For receptacles (class receptacleThatIsFilled, e.g. waste toner) RFC 3805 defines the level
 // as the remaining space, so their percentage is the space left (100 = empty box).
 import {
@@ -24,6 +25,9 @@ import {
 import { ownValue, storableKey } from '../../model/inherited-keys.js';
 import type { OidValues } from '../types.js';
 import { column, columnMap, numOf, percent, textOf } from './values.js';
+
+/** Printer-MIB's prtMarkerSuppliesLevel for "some remaining", as a reading's toner_levels keep it. */
+export const SOME_REMAINING = -3;
 
 export type SupplyState = 'measured' | 'some_remaining' | 'unknown' | 'other' | 'unknown_capacity';
 
@@ -214,7 +218,7 @@ function supplyKeyOf(type: string | undefined, description: string | undefined, 
 /** Applies the level rule above. */
 export function levelState(level: number | undefined, max: number | undefined, unit: number | undefined): { percent?: number; state: SupplyState } {
   if (level === undefined) return { state: 'unknown' };
-  if (level === -3) return { state: 'some_remaining' };
+  if (level === SOME_REMAINING) return { state: 'some_remaining' };
   if (level === -2) return { state: 'unknown' };
   if (level < 0) return { state: 'other' };
   const p = percent(level, max ?? -2);

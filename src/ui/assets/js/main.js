@@ -56,7 +56,9 @@ async function start() {
     e.preventDefault();
     view().focus();
   });
-  $('logout').onclick = () => signOut();
+  // Absent from the page the central server's proxy gets (src/ui/page.ts).
+  const logout = document.getElementById('logout');
+  if (logout) logout.onclick = () => signOut();
   // Beside the first view's requests: what a view offers depends on the role (role.js).
   const role = learnRole();
   openEvents();

@@ -109,7 +109,8 @@ export function historyCharts(serial) {
     /** @param {string} k */
     const levels = (k) => rows.map((r) => {
       const v = r.toner_levels && r.toner_levels[k];
-      return typeof v === 'number' ? v : null;
+      // Negative: Printer-MIB's unknown (-2) or some remaining (-3), no level to plot.
+      return typeof v === 'number' && v >= 0 ? v : null;
     });
     if (keys.length) {
       charts.push(new uPlot({

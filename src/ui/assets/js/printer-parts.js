@@ -46,16 +46,24 @@ export function daysText(f) {
   return { text, title: (empty ? 'Empty since ' : 'Empty about ') + f.empty_on + pages + confidence };
 }
 
+/** A reading's level for a supply the printer reports as "some remaining" (Printer-MIB -3). */
+const SOME_REMAINING = -3;
+
 /**
  * The supply levels as bars, with the days to empty when the forecast is given.
  * @param {Record<string, unknown> | null | undefined} levels
  * @param {S['SupplyForecasts']} [forecast]
  */
 export function supplyBars(levels, forecast) {
-  const numeric = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number');
+  const numeric = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number' && (v >= 0 || v === SOME_REMAINING));
   const entries = /** @type {[string, number][]} */ (numeric);
   if (!entries.length) return h('span', { class: 'muted', text: 'no supply levels' });
   return h('div', {}, entries.map(([k, v]) => {
+    // The printer says only that some is left (Printer-MIB -3): no bar, no figure of the box's.
+    if (v === SOME_REMAINING) {
+      return h('div', { class: 'supply' }, h('span', { class: 'name', title: k, text: k.replace(/_/g, ' ') }),
+        h('span', { class: 'pct', title: 'the printer reports only that some is left', text: 'some left' }));
+    }
     const pct = Math.max(0, Math.min(100, v));
     const low = pct <= LOW;
     const days = forecast ? daysText(forecast.supplies.find((f) => f.name === k)) : null;
