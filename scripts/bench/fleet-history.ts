@@ -55,7 +55,8 @@ export const RAW_INSERT_SQL = `INSERT INTO metrics_raw (serial, ts, page_count, 
  */
 export function hourlyOfOneReading(r: RawRow, i: number): Record<string, unknown> {
   const [serial, ts, page, color, mono, scan, levels] = r;
-  const row: Record<string, unknown> = { serial, ts, sample_count: 1, toner_last: levels };
+  // The bench fleet reports no category counters: none in any tier (extra_max NULL).
+  const row: Record<string, unknown> = { serial, ts, sample_count: 1, toner_last: levels, extra_max: null };
   for (const [c, v] of [['page_count', page], ['color_pages', color], ['mono_pages', mono], ['scan_count', scan]] as const) {
     row[`${c}_min`] = v;
     row[`${c}_max`] = v;

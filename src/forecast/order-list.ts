@@ -38,20 +38,15 @@ export interface OrderItem {
 }
 
 /**
- * The part numbers a device record gives its supplies, by supply key. Read from
- * `printer_info.supplies` (per-supply details: an array of `{ name, part_number }`, or an object
- * keyed by the supply's name whose values carry `part_number`); nothing is listed where the record
- * has none.
+ * A printer's supply part numbers by supply key (the keys of `toner_levels` and of the forecast's
+ * supplies), as the reading stored them: PrinterInfo `supply_part_numbers` (snmp/parse/part-number.ts).
+ * Nothing is listed where the record has none; a value that is not text is left out.
  */
 export function partNumbersOf(printerInfo: Record<string, unknown> | undefined): Map<string, string> {
   const out = new Map<string, string>();
-  const supplies = printerInfo?.supplies;
-  const add = (name: unknown, entry: unknown) => {
-    const pn = typeof entry === 'object' && entry !== null ? (entry as { part_number?: unknown }).part_number : undefined;
-    if (typeof name === 'string' && typeof pn === 'string' && pn.trim()) out.set(name, pn.trim());
-  };
-  if (Array.isArray(supplies)) for (const s of supplies) add((s as { name?: unknown; key?: unknown })?.name ?? (s as { key?: unknown })?.key, s);
-  else if (typeof supplies === 'object' && supplies !== null) for (const [name, s] of Object.entries(supplies)) add(name, s);
+  const stored = printerInfo?.supply_part_numbers;
+  if (typeof stored !== 'object' || stored === null) return out;
+  for (const [key, pn] of Object.entries(stored)) if (typeof pn === 'string' && pn.trim()) out.set(key, pn.trim());
   return out;
 }
 

@@ -9,7 +9,7 @@ export const REQUESTED = [
   'printer-state-reasons', 'printer-more-info', 'marker-names', 'marker-colors', 'marker-types', 'marker-levels',
   'printer-impressions-completed', 'printer-impressions-completed-col', 'printer-media-sheets-completed',
   'printer-media-sheets-completed-col', 'printer-info', 'printer-location', 'printer-name', 'printer-supply',
-  'printer-supply-description', 'printer-alert', 'printer-alert-description', 'printer-state-message', 'color-supported',
+  'printer-supply-description', 'printer-supply-info-uri', 'printer-alert', 'printer-alert-description', 'printer-state-message', 'color-supported',
   'sides-supported',
   // What a print server's queue says of itself (ipp/print-queue.ts): CUPS's printer-type bits,
   // the queue's own URIs (/printers/<name>, /classes/<name>) and the device it prints to.
@@ -54,6 +54,12 @@ export interface IppPrinterState {
   colorPages?: number;
   monoPages?: number;
   mediaSheets?: number;
+  /** printer-impressions-completed-col highlight-color: impressions in black and one colour. */
+  highlightColorPages?: number;
+  /** printer-media-sheets-completed-col: the *-two-sided members added up (sheets printed on both sides). */
+  duplexSheets?: number;
+  /** printer-supply-info-uri: the printer's page about its supplies. */
+  supplyInfoUri?: string;
   colorSupported?: boolean;
   duplexSupported?: boolean;
   webUiUrl?: string;
@@ -248,6 +254,9 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
     return typeof v === 'number' && v >= 0 ? v : undefined;
   };
   const IMPRESSIONS = 'printer-impressions-completed-col';
+  const SHEETS = 'printer-media-sheets-completed-col';
+  // PWG 5100.22: each colour member has a "-two-sided" twin counting the two-sided share.
+  const twoSided = ['blank', 'full-color', 'highlight-color', 'monochrome'].map((k) => member(SHEETS, `${k}-two-sided`)).filter((n) => n !== undefined);
   const state = a.get('printer-state')?.[0];
   const reasons = strs('printer-state-reasons');
   const supplyDescriptions = strs('printer-supply-description');
@@ -280,7 +289,10 @@ export function printerStateOf(res: IppResponse): IppPrinterState {
     pageCount: first(int('printer-impressions-completed'), member(IMPRESSIONS, 'total')),
     colorPages: member(IMPRESSIONS, 'full-color'),
     monoPages: member(IMPRESSIONS, 'monochrome'),
-    mediaSheets: first(int('printer-media-sheets-completed'), member('printer-media-sheets-completed-col', 'total')),
+    mediaSheets: first(int('printer-media-sheets-completed'), member(SHEETS, 'total')),
+    ...(member(IMPRESSIONS, 'highlight-color') !== undefined ? { highlightColorPages: member(IMPRESSIONS, 'highlight-color') } : {}),
+    ...(twoSided.length ? { duplexSheets: twoSided.reduce((a, n) => a + n, 0) } : {}),
+    ...(str('printer-supply-info-uri') ? { supplyInfoUri: str('printer-supply-info-uri') } : {}),
     ...(typeof color === 'boolean' ? { colorSupported: color } : {}),
     ...(sides.length ? { duplexSupported: sides.some((s) => s.startsWith('two-sided')) } : {}),
     webUiUrl: str('printer-more-info'),

@@ -120,6 +120,8 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
     ...(s.colorPages !== undefined ? { color_impressions: s.colorPages } : {}),
     ...(s.mediaSheets !== undefined ? { meters: { media_sheets: s.mediaSheets } } : {}),
     ...(supplies ? { consumables: supplies.consumables, toner_levels: supplies.levels } : {}),
+    ...(supplies && Object.keys(supplies.partNumbers).length ? { supply_part_numbers: supplies.partNumbers } : {}),
+    ...(webUrl(s.supplyInfoUri, i.ip) ? { supply_info_uri: webUrl(s.supplyInfoUri, i.ip) } : {}),
     status_messages: status,
     ...(s.state ? { printer_state: s.state } : {}),
     open_ports: [i.port],
@@ -154,12 +156,23 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
   };
 }
 
+/** The category counters of an IPP read (PWG 5100.22 members), only those the printer reported. */
+export function ippCounters(s: IppPrinterState): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  if (s.colorPages !== undefined) out.full_color_pages = s.colorPages;
+  if (s.highlightColorPages !== undefined) out.two_color_pages = s.highlightColorPages;
+  if (s.duplexSheets !== undefined) out.duplex_sheets = s.duplexSheets;
+  return Object.keys(out).length ? out : undefined;
+}
+
 /** Snapshot meters of an IPP read, as SNMP's parsed.metrics. */
-export function ippMetrics(s: IppPrinterState): { page_count?: number; mono_pages?: number; color_pages?: number; toner_levels: Record<string, number> } {
+export function ippMetrics(s: IppPrinterState): { page_count?: number; mono_pages?: number; color_pages?: number; extra?: Record<string, number>; toner_levels: Record<string, number> } {
+  const extra = ippCounters(s);
   return {
     ...(s.pageCount !== undefined ? { page_count: s.pageCount } : {}),
     ...(s.monoPages !== undefined ? { mono_pages: s.monoPages } : {}),
     ...(s.colorPages !== undefined ? { color_pages: s.colorPages } : {}),
+    ...(extra ? { extra } : {}),
     toner_levels: ippSupplies(s)?.levels ?? {},
   };
 }

@@ -2,6 +2,7 @@
 // named by the same rule as SNMP readings (snmp/parse/supplies.ts supplyKey): USB and network
 // printers read over IPP, and SNMP printers, all say "cyan" for the same cartridge.
 import { ownValue } from '../model/inherited-keys.js';
+import { partNumberOf } from '../snmp/parse/part-number.js';
 import { supplyKey } from '../snmp/parse/supplies.js';
 import type { IppPrinterState } from './codec.js';
 
@@ -9,6 +10,8 @@ export interface IppSupplies {
   consumables: string[];
   /** Percent by key; only levels the printer knows. */
   levels: Record<string, number>;
+  /** Part number by key, where a marker name or supply description holds one (snmp/parse/part-number.ts). */
+  partNumbers: Record<string, string>;
 }
 
 /** IPP's marker-types and printer-supply types are the Printer MIB's, hyphenated ("waste-toner"). */
@@ -32,16 +35,20 @@ const isColourant = (type: string | undefined) => /toner|ink|wax/i.test(type ?? 
  * Undefined when it lists neither.
  */
 export function ippSupplies(s: Pick<IppPrinterState, 'markers' | 'supplies'>): IppSupplies | undefined {
+  const supplies = s.supplies ?? [];
+  // A printer-supply row beside each marker (the same list, in the same order) may name the part.
+  const beside = (i: number) => (supplies.length === s.markers.length ? supplies[i]?.description : undefined);
   const rows = s.markers.length
-    ? s.markers.map((m) => ({ type: mibType(m.type), name: m.name, colour: colourOf(m.color) ?? m.name, level: m.level }))
-    : (s.supplies ?? []).map((p) => ({ type: mibType(p.type), name: p.description, colour: p.colorantName ?? p.description, level: p.level }));
+    ? s.markers.map((m, i) => ({ type: mibType(m.type), name: m.name, colour: colourOf(m.color) ?? m.name, level: m.level, part: partNumberOf(m.name) ?? partNumberOf(beside(i)) }))
+    : supplies.map((p) => ({ type: mibType(p.type), name: p.description, colour: p.colorantName ?? p.description, level: p.level, part: partNumberOf(p.description) }));
   if (rows.length === 0) return undefined;
   const mono = rows.filter((r) => isColourant(r.type)).length <= 1;
-  const out: IppSupplies = { consumables: [], levels: {} };
+  const out: IppSupplies = { consumables: [], levels: {}, partNumbers: {} };
   for (const r of rows) {
     const key = supplyKey(r.type, r.name, r.colour, mono);
     if (!out.consumables.includes(key)) out.consumables.push(key);
     if (r.level !== undefined) out.levels[key] = r.level;
+    if (r.part) out.partNumbers[key] = r.part;
   }
   return out;
 }

@@ -63,7 +63,10 @@ export interface Snapshot {
   mono_pages?: number;
   scan_count?: number;
   toner_levels?: Record<string, unknown>;
-  /** Other declared counters (fax_pages, ...): stored and exported, not served by latest/history. */
+  /**
+   * The category counters (fax_pages, copy_pages, print_pages, ...; METRICS_EXTRA_COUNTERS): only
+   * those the printer reported, served beside the others and kept by every tier (max of the bucket).
+   */
   extra?: Record<string, number>;
   tier?: Tier;
 }

@@ -96,6 +96,7 @@ const KIND_UNDER: ReadonlyMap<string, NameKind> = new Map<string, NameKind>([
   ['toner_levels', 'supply'],
   ['toner_last', 'supply'],
   ['toner_avg', 'supply'],
+  ['supply_part_numbers', 'supply'],
   ['paper_tray_status', 'tray'],
   ['txt', 'txt'],
 ]);

@@ -71,6 +71,13 @@ export interface PrinterInfo {
   toner_levels?: Record<string, number>;
   /** Normalised colour/kind of every marker supply the printer lists, known level or not. */
   consumables?: string[];
+  /**
+   * The part number (order code) of each supply whose description holds one, by the same key as
+   * toner_levels and consumables ({"cyan": "TK-8527C"}). Supplies without one are absent.
+   */
+  supply_part_numbers?: Record<string, string>;
+  /** IPP printer-supply-info-uri: the printer's page about its supplies (where to order them). */
+  supply_info_uri?: string;
   status_messages?: string[];
   toner_alerts?: string[];
   dns_servers?: string[];

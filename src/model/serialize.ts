@@ -103,7 +103,14 @@ export const METRICS_EXTRA_COUNTERS = [
   'fax_pages', 'copy_pages', 'other_pages', 'copy_mono_pages', 'copy_flatbed_scans', 'copy_adf_scans',
   'fax_flatbed_scans', 'fax_adf_scans', 'scan_to_host_flatbed', 'scan_to_host_adf', 'duplex_sheets',
   'jam_events', 'scanner_jam_events',
+  // The box's own category counters (docs/openapi.yaml, "Counters"): beside the contract's, in the
+  // same place, absent when the printer does not report them.
+  'print_pages', 'print_mono_pages', 'print_color_pages', 'copy_color_pages', 'full_color_pages',
+  'single_color_pages', 'two_color_pages', 'duplex_pages', 'large_format_pages', 'copy_scans', 'fax_scans',
 ] as const;
+export type ExtraCounter = (typeof METRICS_EXTRA_COUNTERS)[number];
+const EXTRA_COUNTER_SET: ReadonlySet<string> = new Set(METRICS_EXTRA_COUNTERS);
+export const isExtraCounter = (name: string): name is ExtraCounter => EXTRA_COUNTER_SET.has(name);
 export const METRICS_FIELDS: Fields = [
   req('id', 'int'),
   req('serial', 'string'),
@@ -140,6 +147,8 @@ export const PRINTER_INFO_FIELDS: Fields = [
   ...opt('bool', 'is_color', 'is_mono', 'is_copier', 'is_scanner', 'is_fax', 'is_laser', 'is_inkjet', 'has_duplex'),
   ...opt('string', 'form_factor', 'device_type'),
   ...opt('object', 'print_server'),
+  ...opt('object', 'supply_part_numbers'),
+  ...opt('string', 'supply_info_uri'),
   ...opt('string', 'not_answering_since'),
   ...opt('object', 'pending_move'),
   ...opt('bool', 'is_saved'),

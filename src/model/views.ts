@@ -113,7 +113,17 @@ export function savedEntryText(d: EntrySource): string {
   return savedEntryOpening(d.serial) + info + SAVED_ENTRY_INFO + info + record;
 }
 
-/** `extra` (the other declared counters) is not a field: it stays in the store, for export. */
+/**
+ * The counters of a snapshot as its JSON names them (page_count, color_pages ... and the category
+ * counters), without its id, time, levels or tier: what a device's upload carries of its latest reading.
+ */
+export function snapshotCounters(s: Snapshot | undefined): Record<string, number> {
+  if (!s) return {};
+  const { id: _i, serial: _s, timestamp: _t, toner_levels: _l, paper_trays: _p, tier: _r, ...counters } = snapshotJson(s);
+  return counters as Record<string, number>;
+}
+
+/** A snapshot's JSON: its `extra` counters (the category counters) served beside the others. */
 export function snapshotJson(s: Snapshot): Record<string, unknown> {
-  return serialize(METRICS_FIELDS, s as unknown as Record<string, unknown>);
+  return serialize(METRICS_FIELDS, (s.extra ? { ...s.extra, ...s } : s) as unknown as Record<string, unknown>);
 }

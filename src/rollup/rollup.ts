@@ -67,6 +67,7 @@ interface Stmts {
   counters: Statement;
   tonerLast: Statement;
   tonerAvg: Statement;
+  extraMax: Statement;
   upsert: Statement;
   firstBucket: Statement;
   firstTsInBucket: Statement;
@@ -106,6 +107,7 @@ function stmts(db: Database, def: TierDef): Stmts {
   const weight = fromRaw ? '1' : 'r.sample_count';
   const tonerCol = fromRaw ? 'toner_levels' : 'toner_last';
   const avgCol = fromRaw ? 'toner_levels' : 'toner_avg';
+  const extraCol = fromRaw ? 'extra' : 'extra_max';
   s = {
     counters: db.prepare(
       `SELECT serial, ${fromRaw ? 'count(*)' : 'sum(sample_count)'} AS sample_count, ${counterCols}
@@ -123,6 +125,15 @@ function stmts(db: Database, def: TierDef): Stmts {
          SELECT r.serial AS serial, j.key AS key, sum(j.value * ${weight}) * 1.0 / sum(${weight}) AS v
          FROM ${keyRange(src, '@start', '@end', 'r').replace(' WHERE ', ` CROSS JOIN json_each(${jsonObject(`r.${avgCol}`)}) j WHERE `)}
            AND j.type IN ('integer', 'real') AND j.value >= 0
+         GROUP BY r.serial, j.key ORDER BY r.serial, j.key)
+       GROUP BY serial`,
+    ),
+    // The category counters: each one's max over the bucket (cumulative, like the columns above).
+    extraMax: db.prepare(
+      `SELECT serial, json_group_object(key, v) AS extra FROM (
+         SELECT r.serial AS serial, j.key AS key, max(j.value) AS v
+         FROM ${keyRange(src, '@start', '@end', 'r').replace(' WHERE ', ` CROSS JOIN json_each(${jsonObject(`r.${extraCol}`)}) j WHERE `)}
+           AND j.type = 'integer'
          GROUP BY r.serial, j.key ORDER BY r.serial, j.key)
        GROUP BY serial`,
     ),
@@ -163,12 +174,15 @@ function bucketRows(db: Database, def: TierDef, start: number): Row[] {
   for (const r of s.tonerLast.all(p) as { serial: string; toner: string }[]) last.set(r.serial, r.toner);
   const avg = new Map<string, string>();
   for (const r of s.tonerAvg.all(p) as { serial: string; toner: string }[]) if (r.toner !== '{}') avg.set(r.serial, r.toner);
+  const extra = new Map<string, string>();
+  for (const r of s.extraMax.all(p) as { serial: string; extra: string }[]) if (r.extra !== '{}') extra.set(r.serial, r.extra);
   const rows: Row[] = [];
   for (const row of s.counters.all(p) as Row[]) {
     if (!((row.sample_count as number) > 0)) continue;
     row.ts = start;
     row.toner_last = last.get(row.serial as string) ?? null;
     row.toner_avg = avg.get(row.serial as string) ?? null;
+    row.extra_max = extra.get(row.serial as string) ?? null;
     rows.push(row);
   }
   return rows;

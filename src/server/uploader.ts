@@ -10,7 +10,7 @@
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
-import { deviceJson } from '../model/views.js';
+import { deviceJson, snapshotCounters, snapshotJson } from '../model/views.js';
 import { deviceUpload, metricsUpload } from './pm-fields.js';
 import type { Device } from '../model/device.js';
 import { formatTime } from '../model/time.js';
@@ -224,8 +224,10 @@ export class Uploader {
    * forecast that cannot be read leaves the field out; the device still goes.
    */
   private withForecast(d: Device): Record<string, unknown> {
-    // With the health fields the server reads (pm-fields.ts).
-    const json = deviceUpload(deviceJson(d), d);
+    // The latest counters beside the record's fields (the reference server's device table shows
+    // page_count, copy_pages, fax_pages, duplex_sheets ... from the device object it keeps), and
+    // the health fields the server reads (pm-fields.ts).
+    const json = deviceUpload({ ...snapshotCounters(this.o.metrics.latestRaw(d.serial)), ...deviceJson(d) }, d);
     try {
       return { ...json, forecast: readForecast(this.o.metrics, d.serial, Date.now()) };
     } catch (err) {

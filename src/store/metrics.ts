@@ -27,7 +27,7 @@ const RAW_COLUMNS: readonly string[] = ['serial', 'ts', ...METRICS_COUNTERS, 'to
 export const AGGREGATE_COLUMNS: readonly string[] = [
   'serial', 'ts', 'sample_count',
   ...METRICS_COUNTERS.flatMap((c) => [`${c}_min`, `${c}_max`, `${c}_avg`]),
-  'toner_last', 'toner_avg',
+  'toner_last', 'toner_avg', 'extra_max',
 ];
 
 /** What downsampling needs of a history row (decisions.md: x = position, y = page_count). */
@@ -45,8 +45,8 @@ function rawFromRow(row: Row): Snapshot {
   return s;
 }
 
-// An aggregated row serves the meter at the end of its bucket (max; counters are cumulative)
-// and the last toner reading of the bucket.
+// An aggregated row serves the meter at the end of its bucket (max; counters are cumulative),
+// the category counters likewise, and the last toner reading of the bucket.
 function aggregateFromRow(row: Row): Snapshot {
   const s: Snapshot = { id: row.id as number, serial: row.serial as string, ts: row.ts as number };
   for (const c of METRICS_COUNTERS) {
@@ -54,6 +54,7 @@ function aggregateFromRow(row: Row): Snapshot {
     if (v !== null) s[c] = v as number;
   }
   if (row.toner_last) s.toner_levels = JSON.parse(row.toner_last as string);
+  if (row.extra_max) s.extra = JSON.parse(row.extra_max as string);
   return s;
 }
 
@@ -70,6 +71,8 @@ export interface AggregateRow {
   counters: Partial<Record<(typeof METRICS_COUNTERS)[number], { min: number; max: number; avg: number }>>;
   toner_last?: Record<string, unknown>;
   toner_avg?: Record<string, unknown>;
+  /** The category counters at the end of the bucket. */
+  extra_max?: Record<string, number>;
 }
 
 /**
@@ -324,6 +327,7 @@ export class MetricsStore {
     }
     row.toner_last = a.toner_last && Object.keys(a.toner_last).length ? JSON.stringify(a.toner_last) : null;
     row.toner_avg = a.toner_avg && Object.keys(a.toner_avg).length ? JSON.stringify(a.toner_avg) : null;
+    row.extra_max = a.extra_max && Object.keys(a.extra_max).length ? JSON.stringify(a.extra_max) : null;
     this.insertAggStmts[tier].run(row);
   }
 

@@ -420,6 +420,16 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    // The category counters (print_pages, copy_pages, duplex_pages ...) a raw row keeps in `extra`
+    // reached no aggregated tier: a month later they were gone. An aggregated row keeps each one's
+    // value at the end of its bucket (max: counters are cumulative), as JSON beside toner_last.
+    version: 18,
+    description: 'metrics tiers: extra_max, the category counters at the end of each bucket',
+    up(db) {
+      for (const t of ['metrics_hourly', 'metrics_daily', 'metrics_monthly']) db.exec(`ALTER TABLE ${t} ADD COLUMN extra_max TEXT`);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -291,6 +291,7 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
               counters,
               toner_last: m.toner_levels,
               toner_avg: m.toner_levels,
+              extra_max: m.extra,
             });
             result.metrics++;
           }

@@ -62,7 +62,7 @@ function statementSql(filter: PrinterFilter): string {
       d.visible, d.status_messages, d.printer_info -> '$.toner_alerts' AS toner_alerts,
       (d.is_usb = 0 AND (coalesce(d.web_ui_url, '') <> ''
         OR EXISTS (SELECT 1 FROM json_each(d.printer_info -> '$.open_ports') o WHERE o.value IN (80, 443)))) AS web_page,
-      d.mac_address, d.printer_info -> '$.supplies' AS supplies, r.scan_count,
+      d.mac_address, d.printer_info -> '$.supply_part_numbers' AS part_numbers, r.scan_count,
       max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen,
       r.ts AS reading_ts, r.page_count, r.mono_pages, r.color_pages, r.toner_levels, p.total
     FROM page p JOIN devices d ON d.serial = p.serial ${reading}

@@ -3,6 +3,7 @@
 // USB iSerialNumber, else USB-<vid>:<pid>-<port path>.
 import type { Device, Snapshot } from '../model/device.js';
 import { PERSON_FIELDS } from '../model/device.js';
+import { ippCounters } from '../ipp/observation.js';
 import { ippSupplies } from '../ipp/supplies.js';
 import { portStatusMessages } from './port-status.js';
 import { pjlStatusMessages } from './pjl.js';
@@ -28,13 +29,15 @@ export function statusMessages(r: UsbPrinterReport): string[] {
   return [...new Set(out)];
 }
 
-/** The counters a poll stores. */
-function meters(r: UsbPrinterReport): Pick<Snapshot, 'page_count' | 'color_pages' | 'mono_pages'> {
+/** The counters a poll stores: IPP's (over USB), else PJL's total (PJL has no category counters). */
+function meters(r: UsbPrinterReport): Pick<Snapshot, 'page_count' | 'color_pages' | 'mono_pages' | 'extra'> {
   const page_count = r.ipp?.pageCount ?? r.pjl?.pageCount;
+  const extra = r.ipp ? ippCounters(r.ipp) : undefined;
   return {
     ...(page_count !== undefined ? { page_count } : {}),
     ...(r.ipp?.colorPages !== undefined ? { color_pages: r.ipp.colorPages } : {}),
     ...(r.ipp?.monoPages !== undefined ? { mono_pages: r.ipp.monoPages } : {}),
+    ...(extra ? { extra } : {}),
   };
 }
 
@@ -89,6 +92,7 @@ export function usbDevice(existing: Device | undefined, r: UsbPrinterReport, now
     ...(m.color_pages !== undefined ? { color_impressions: m.color_pages } : {}),
     ...(m.mono_pages !== undefined ? { mono_impressions: m.mono_pages } : {}),
     ...(supplies ? { consumables: supplies.consumables, toner_levels: supplies.levels } : {}),
+    ...(supplies && Object.keys(supplies.partNumbers).length ? { supply_part_numbers: supplies.partNumbers } : {}),
     ...(d.firmware ? { firmware: d.firmware } : {}),
     status_messages: status,
     learned_oids: {},

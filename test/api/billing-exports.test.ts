@@ -58,7 +58,7 @@ before(async () => {
     device(SIM.serial, SIM.address, now, { is_saved: true, source_type: 'snmp', location: HOSTILE_LOCATION, first_seen: now - HOUR, created_at: now - HOUR }),
     device(ORDER, '127.0.59.2', now, {
       is_saved: true, model: FORMULA_MODEL, location: 'Store, "cellar"', first_seen: now - HOUR, created_at: now - HOUR,
-      printer_info: { ip: '127.0.59.2', last_seen: new Date(now).toISOString(), learned_oids: {}, supplies: [{ name: 'black', part_number: 'TK-1170' }] },
+      printer_info: { ip: '127.0.59.2', last_seen: new Date(now).toISOString(), learned_oids: {}, supply_part_numbers: { black: 'TK-1170' } },
     }),
     device(PLAIN, '127.0.59.3', now, { is_saved: true, model: '-plain', location: '@home', created_at: now + DAY }),
     ...draining(ORDER),

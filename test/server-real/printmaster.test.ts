@@ -35,7 +35,7 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
       seed: ndjson(
         SEEDED.flatMap((serial, k) => [
           device(serial, { ip: `127.0.4.${50 + k}`, model: 'ECOSYS P2040dw', manufacturer: 'Kyocera' }),
-          ...[0, 1, 2, 3].map((h) => metrics(serial, 'raw', start + h * HOUR + k * 1000, { page_count: 1000 + h, toner_levels: { black: 90 - h } })),
+          ...[0, 1, 2, 3].map((h) => metrics(serial, 'raw', start + h * HOUR + k * 1000, { page_count: 1000 + h, copy_pages: 400 + h, toner_levels: { black: 90 - h } })),
         ]),
       ),
     });
@@ -77,6 +77,11 @@ describe('PrintMaster server', { skip: why ?? false }, () => {
     assert.match(String(printer.model), /P2040/);
     // Each device carries its supply forecast (issue 36), which the server keeps whole in raw_data.
     const seededRaw = JSON.parse(String(pm.query<Json>('SELECT raw_data FROM devices WHERE serial = ?', SEEDED[0])[0].raw_data)) as Json;
+    // ... and its latest counters (issue 59), which the server's device table shows from there
+    // (server/web/table-customizer.js: raw_data.page_count, raw_data.copy_pages ...).
+    assert.equal(seededRaw.page_count, 1003);
+    assert.equal(seededRaw.copy_pages, 403);
+    assert.equal(Object.hasOwn(seededRaw, 'fax_pages'), false, 'a counter the readings do not have is not sent');
     const forecast = seededRaw.forecast as { supplies: Json[] };
     assert.ok(forecast, `raw_data has the forecast: ${JSON.stringify(seededRaw).slice(0, 500)}`);
     assert.equal(forecast.supplies.length, 1);

@@ -535,6 +535,12 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   await desktop.click('#read-now');
   await desktop.waitForFunction(() => /^Read at /.test(document.querySelector('#read-now')?.closest('section')?.querySelector('[role=status]')?.textContent ?? ''));
   assert.equal(await desktop.textContent('#meter-total'), '7,432');
+  // Its supply description "TK-1162" (prtMarkerSuppliesDescription.1.1) is the part number beside
+  // the black toner; the waste box ("Waste Toner Box") has none. The P2040 reports no category counter.
+  await desktop.waitForSelector('#supply-bars .part[data-supply="black"]');
+  assert.equal(await desktop.textContent('#supply-bars .part[data-supply="black"]'), 'TK-1162');
+  assert.equal(await desktop.locator('#supply-bars .part').count(), 1);
+  assert.doesNotMatch((await desktop.textContent('#printer-status')) ?? '', /Printed|Copied|Duplex/);
 
   // Delete, with a confirmation that says the history goes too; Cancel first.
   await go(desktop, `#/printer/${TWO_YEARS}`, '#meter-chart canvas');

@@ -100,7 +100,10 @@ test('IPP reply: identity, supplies, counters and state of a colour laser', () =
   assert.equal(info.duplex_supported, true);
   assert.deepEqual(info.open_ports, [631]);
   assert.equal(info.last_seen, '2026-01-02T00:00:00.000Z');
-  assert.deepEqual(ippMetrics(s), { page_count: 5150, mono_pages: 4000, color_pages: 1150, toner_levels: { black: 80, cyan: 55, yellow: 12, waste_toner: 100 } });
+  assert.deepEqual(ippMetrics(s), {
+    page_count: 5150, mono_pages: 4000, color_pages: 1150, extra: { full_color_pages: 1150 },
+    toner_levels: { black: 80, cyan: 55, yellow: 12, waste_toner: 100 },
+  });
 });
 
 test('IPP: a printer with no serial is keyed by its printer-uuid; the announcement fills what IPP did not say', () => {
@@ -140,6 +143,31 @@ test('IPP: a printer with no serial is keyed by its printer-uuid; the announceme
   assert.equal(uuidKey('urn:uuid:0A0B0C0D-1111-2222-3333-444455556666'), 'UUID-0a0b0c0d-1111-2222-3333-444455556666');
 });
 
+// PWG 5100.22's members beyond monochrome and full-color (no recorded reply carries them:
+// test/fixtures/ipp/README.md), and part numbers where the supply texts hold one.
+test('IPP counters: highlight colour, two-sided sheets; part numbers from marker names or supply descriptions', () => {
+  const s = printerStateOf(decodeIppResponse(reply([
+    set(0x42, 'marker-names', ['Black Toner', 'Cyan Toner']),
+    set(0x42, 'marker-colors', ['#000000', '#00FFFF']),
+    set(0x44, 'marker-types', ['toner', 'toner']),
+    set(0x21, 'marker-levels', [40, 60]),
+    set(0x30, 'printer-supply', ['type=toner;colorantname=black;', 'type=toner;colorantname=cyan;']),
+    set(0x41, 'printer-supply-description', ['Black Toner HP 58A CF258A', 'Cyan Toner']),
+    attr(0x45, 'printer-supply-info-uri', 'http://localhost/supplies'),
+    col('printer-impressions-completed-col', [['monochrome', 700], ['full-color', 200], ['highlight-color', 30]]),
+    col('printer-media-sheets-completed-col', [['monochrome', 500], ['monochrome-two-sided', 120], ['full-color-two-sided', 15]]),
+  ])));
+  assert.deepEqual(ippMetrics(s).extra, { full_color_pages: 200, two_color_pages: 30, duplex_sheets: 135 });
+  assert.deepEqual(ippSupplies(s)?.partNumbers, { black: 'CF258A' });
+  const o = ippObservation({ ip: '198.18.9.7', port: 631, tls: false, state: { ...s, deviceId: 'MFG:Acme;MDL:X;SN:ACM7;' }, now: 0 });
+  assert.deepEqual(o?.printerInfo.supply_part_numbers, { black: 'CF258A' });
+  // The printer names itself localhost in its own links: the address it was read at instead.
+  assert.equal(o?.printerInfo.supply_info_uri, 'http://198.18.9.7/supplies');
+  // No member reported, no counter: a printer with only a total has no category counters.
+  const bare = printerStateOf(decodeIppResponse(reply([attr(0x21, 'printer-impressions-completed', 9)])));
+  assert.equal(ippMetrics(bare).extra, undefined);
+});
+
 test('IPP supplies: printer-supply when there are no markers; a mono printer\'s toner is black', () => {
   assert.deepEqual(
     ippSupplies({
@@ -149,7 +177,7 @@ test('IPP supplies: printer-supply when there are no markers; a mono printer\'s 
         { type: 'opc', description: 'Imaging Drum' },
       ],
     }),
-    { consumables: ['black', 'drum'], levels: { black: 30 } },
+    { consumables: ['black', 'drum'], levels: { black: 30 }, partNumbers: {} },
   );
   assert.equal(ippSupplies({ markers: [], supplies: [] }), undefined);
 });

@@ -41,6 +41,9 @@ test('Xerox B210, idle: identity from make-and-model and the Device ID, one blac
   // The reply carries no printer-impressions-completed: no counter is made up.
   assert.deepEqual(ippMetrics(s), { toner_levels: { black: 62 } });
   assert.equal(o.printerInfo.page_count, undefined);
+  // The marker name holds the cartridge's CRUM serial, not its part number: none is made up.
+  assert.equal(o.printerInfo.supply_part_numbers, undefined);
+  assert.equal(o.printerInfo.supply_info_uri, 'http://xero.local:631/sws/index.html?link=/sws/app/Information/supplies/supplies.html');
 });
 
 test('Xerox B210, stopped with an empty toner: the state, its reason and the alert in the printer\'s words', () => {

@@ -69,7 +69,7 @@ const COUNTERS = ['page_count', 'mono_pages', 'color_pages', 'scan_count'] as co
 function* printerCsvRows(rows: Iterable<PrinterRow>, supplies: string[]): Generator<Cell[]> {
   for (const r of rows) {
     const levels = typeof r.toner_levels === 'string' ? (JSON.parse(r.toner_levels) as Record<string, unknown>) : {};
-    const parts = partNumbersOf(typeof r.supplies === 'string' ? { supplies: JSON.parse(r.supplies) as unknown } : undefined);
+    const parts = partNumbersOf(typeof r.part_numbers === 'string' ? { supply_part_numbers: JSON.parse(r.part_numbers) as unknown } : undefined);
     yield [
       ...IDENTITY.map((c) => r[c] as Cell),
       r.visible === 0,

@@ -18,6 +18,7 @@
 //                  > mono + colour when the printer reports those two and no total
 //   mono/colour:   vendor counters; a printer whose only colorant is black has mono = total
 import { storableKey } from '../../model/inherited-keys.js';
+import { isExtraCounter } from '../../model/serialize.js';
 import { formatTime } from '../../model/time.js';
 import type { LearnedOids, PaperTray, PrinterInfo } from '../../model/printer-info.js';
 import {
@@ -64,6 +65,8 @@ export interface ParsedMetrics {
   mono_pages?: number;
   color_pages?: number;
   scan_count?: number;
+  /** The category counters the printer reported (print_pages, copy_pages, duplex_pages ...). */
+  extra?: Record<string, number>;
   /**
    * Integer percentages by normalised key for measured levels (see supplies.ts), and -3 for a
    * supply the printer reports as "some remaining" (Printer-MIB's own value, kept so that what a
@@ -366,6 +369,9 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
     const colour = /^(black|cyan|magenta|yellow)_impressions$/.exec(k)?.[1];
     if (colour) info[`${colour}_impressions` as 'black_impressions'] = Math.trunc(v);
   }
+  // The category counters among the meters go into the snapshot (and so into history).
+  const extra = Object.fromEntries(Object.entries(meters).filter(([k]) => isExtraCounter(k)));
+  if (Object.keys(extra).length > 0) metrics.extra = extra;
 
   // --- supplies: Printer-MIB rows, then vendor readings where the standard has no percentage.
   const supplies = readSupplies(values, charset);
@@ -390,6 +396,8 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
     // PrinterInfo's levels are measurements only (contract 2.5).
     info.toner_levels = Object.fromEntries(Object.entries(metrics.toner_levels).filter(([, v]) => v >= 0));
   }
+  const partNumbers = Object.fromEntries(supplies.filter((s) => s.part_number).map((s) => [s.key, s.part_number!]));
+  if (Object.keys(partNumbers).length > 0) info.supply_part_numbers = partNumbers;
   for (const c of ['black', 'cyan', 'magenta', 'yellow'] as const) {
     const s = supplies.find((x) => x.key === c);
     if (!s) continue;

@@ -25,6 +25,7 @@ import {
 import { ownValue, storableKey } from '../../model/inherited-keys.js';
 import type { OidValues } from '../types.js';
 import { column, columnMap, numOf, percent, textOf } from './values.js';
+import { partNumberOf } from './part-number.js';
 
 /** Printer-MIB's prtMarkerSuppliesLevel for "some remaining", as a reading's toner_levels keep it. */
 export const SOME_REMAINING = -3;
@@ -37,6 +38,8 @@ export interface Supply {
   /** Normalised colour/kind: black, cyan, drum_black, waste_toner, fuser, ... */
   key: string;
   description?: string;
+  /** The order code the description holds (part-number.ts), when it holds one. */
+  part_number?: string;
   /** RFC 3805 PrtMarkerSuppliesTypeTC name (toner, opc, wasteToner, ...). */
   type?: string;
   receptacle?: boolean;
@@ -262,10 +265,12 @@ export function readSupplies(values: OidValues, charset?: string): Supply[] {
     const level = numOf(levels.get(index));
     const max = numOf(maxes.get(index));
     const { percent: pct, state } = levelState(level, max, numOf(units.get(index)));
+    const part_number = partNumberOf(description);
     out.push({
       index,
       key,
       description,
+      ...(part_number ? { part_number } : {}),
       type,
       receptacle: numOf(classes.get(index)) === 4 ? true : undefined,
       level,

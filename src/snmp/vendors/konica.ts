@@ -37,6 +37,13 @@ export const konica: VendorModule = {
     facts.scan_count = numAt(values, KONICA_OIDS.scans);
     const duplex = numAt(values, KONICA_OIDS.duplex);
     if (duplex) facts.meters!.duplex_pages = duplex.value;
+    const split: Record<string, string> = { print_mono_pages: KONICA_OIDS.blackPrint, print_color_pages: KONICA_OIDS.colorPrint, copy_mono_pages: KONICA_OIDS.blackCopy, copy_color_pages: KONICA_OIDS.colorCopy };
+    for (const [k, oid] of Object.entries(split)) {
+      const n = numAt(values, oid);
+      if (n) facts.meters![k] = n.value;
+    }
+    const prints = sumAt(values, [KONICA_OIDS.blackPrint, KONICA_OIDS.colorPrint]);
+    if (prints !== undefined) facts.meters!.print_pages = prints;
     const copies = sumAt(values, [KONICA_OIDS.blackCopy, KONICA_OIDS.colorCopy]);
     if (copies !== undefined) facts.meters!.copy_pages = copies;
     return facts;

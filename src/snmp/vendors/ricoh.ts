@@ -28,11 +28,14 @@ export const ricoh: VendorModule = {
       if (n === undefined || n < 0) continue;
       if (type === 10) add('total', n);
       else if (type === 200) add('copy', n);
-      else if (type === 201 || type === 401) add('mono', n);
-      else if (type === 202 || type === 203 || type === 402 || type === 403) add('colour', n);
       else if (type === 300) add('fax', n);
       else if (type === 400) add('print', n);
       else if (type === 870 || type === 871) add('scan', n);
+      const fn = type === 201 || type === 202 || type === 203 ? 'copy' : type === 401 || type === 402 || type === 403 ? 'print' : undefined;
+      if (!fn) continue;
+      const colour = type % 100 === 1 ? 'mono' : 'colour';
+      add(colour, n);
+      add(`${fn}_${colour}`, n);
     }
     if (sums.total !== undefined) facts.page_count = { value: sums.total };
     if (sums.mono !== undefined) facts.mono_pages = { value: sums.mono };
@@ -41,6 +44,10 @@ export const ricoh: VendorModule = {
     if (sums.copy !== undefined) facts.meters!.copy_pages = sums.copy;
     if (sums.print !== undefined) facts.meters!.print_pages = sums.print;
     if (sums.fax !== undefined) facts.meters!.fax_pages = sums.fax;
+    for (const fn of ['print', 'copy']) {
+      if (sums[`${fn}_mono`] !== undefined) facts.meters![`${fn}_mono_pages`] = sums[`${fn}_mono`];
+      if (sums[`${fn}_colour`] !== undefined) facts.meters![`${fn}_color_pages`] = sums[`${fn}_colour`];
+    }
     const caps: VendorFacts['capabilities'] = {};
     if (sums.copy) caps.is_copier = true;
     if (sums.fax) caps.is_fax = true;

@@ -32,6 +32,11 @@ export const xerox: VendorModule = {
     const scans = sumAt(values, [XEROX_OIDS.scansEmail, XEROX_OIDS.scansNetwork]);
     if (scans !== undefined) facts.scan_count = { value: scans };
     const copies = sumAt(values, [XEROX_OIDS.blackCopies, XEROX_OIDS.colorCopies]);
+    const split: Record<string, string> = { print_mono_pages: XEROX_OIDS.blackPrints, print_color_pages: XEROX_OIDS.colorPrints, copy_mono_pages: XEROX_OIDS.blackCopies, copy_color_pages: XEROX_OIDS.colorCopies };
+    for (const [k, oid] of Object.entries(split)) {
+      const n = numAt(values, oid);
+      if (n) facts.meters![k] = n.value;
+    }
     if (copies !== undefined) {
       facts.meters!.copy_pages = copies;
       if (copies > 0) facts.capabilities = { is_copier: true };

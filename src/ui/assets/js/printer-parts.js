@@ -50,11 +50,37 @@ export function daysText(f) {
 const SOME_REMAINING = -3;
 
 /**
- * The supply levels as bars, with the days to empty when the forecast is given.
+ * The category counters a snapshot carries (docs/api.md, "Counters"), in this order, with their
+ * names in plain words. A counter the printer does not report is not in the snapshot: no row.
+ * @type {[keyof S['MetricsSnapshot'], string][]}
+ */
+const CATEGORY_COUNTERS = [
+  ['print_pages', 'Printed'], ['print_mono_pages', 'Printed, mono'], ['print_color_pages', 'Printed, colour'],
+  ['copy_pages', 'Copied'], ['copy_mono_pages', 'Copied, mono'], ['copy_color_pages', 'Copied, colour'],
+  ['fax_pages', 'Fax pages printed'], ['full_color_pages', 'Full colour'], ['single_color_pages', 'Single colour'],
+  ['two_color_pages', 'Two colour'], ['duplex_pages', 'Duplex pages'], ['duplex_sheets', 'Duplex sheets'],
+  ['large_format_pages', 'Large format (A3/Ledger)'], ['scan_count', 'Scans'], ['copy_scans', 'Scans for copies'],
+  ['fax_scans', 'Scans for faxes'], ['other_pages', 'Other pages'],
+];
+
+/**
+ * [label, value] of each category counter in the snapshot.
+ * @param {S['MetricsSnapshot'] | null | undefined} snap
+ * @returns {[string, number][]}
+ */
+export function categoryCounters(snap) {
+  if (!snap) return [];
+  return CATEGORY_COUNTERS.flatMap(([k, label]) => (typeof snap[k] === 'number' ? [[label, /** @type {number} */ (snap[k])]] : []));
+}
+
+/**
+ * The supply levels as bars, with the days to empty when the forecast is given, and each
+ * supply's part number beside its name where the printer reports one.
  * @param {Record<string, unknown> | null | undefined} levels
  * @param {S['SupplyForecasts']} [forecast]
+ * @param {Record<string, string> | null} [partNumbers]
  */
-export function supplyBars(levels, forecast) {
+export function supplyBars(levels, forecast, partNumbers) {
   const numeric = Object.entries(levels || {}).filter(([, v]) => typeof v === 'number' && (v >= 0 || v === SOME_REMAINING));
   const entries = /** @type {[string, number][]} */ (numeric);
   if (!entries.length) return h('span', { class: 'muted', text: 'no supply levels' });
@@ -73,7 +99,8 @@ export function supplyBars(levels, forecast) {
         h('i', { style: 'width:' + pct + '%;background:' + supplyColour(k) }),
         h('b', { title: 'low mark ' + LOW + '%' })),
       h('span', { class: 'pct', text: pct + '%' + (low ? ' low' : '') }),
-      days ? h('span', { class: 'days', 'data-supply': k, ...days }) : null);
+      days ? h('span', { class: 'days', 'data-supply': k, ...days }) : null,
+      partNumbers && partNumbers[k] ? h('span', { class: 'part', 'data-supply': k, title: 'Part number', text: partNumbers[k] }) : null);
   }));
 }
 

@@ -6,7 +6,7 @@ import { $, ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { historyCharts } from './printer-charts.js';
 import { readOnlyForViewer } from './role.js';
-import { detection, foundBy, hasWebPage, meters, statusBadges, supplyBars, webLink, webPageLink } from './printer-parts.js';
+import { categoryCounters, detection, foundBy, hasWebPage, meters, statusBadges, supplyBars, webLink, webPageLink } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas} S */
@@ -128,7 +128,8 @@ export async function printerView(serial) {
     const how = info || {
       device_type: d.device_type, is_usb: d.is_usb, discovery_methods: d.discovery_method ? [d.discovery_method] : [],
     };
-    const barsBox = h('div', { id: 'supply-bars' }, latest ? supplyBars(latest.toner_levels) : null);
+    const parts = info ? info.supply_part_numbers : null;
+    const barsBox = h('div', { id: 'supply-bars' }, latest ? supplyBars(latest.toner_levels, undefined, parts) : null);
     /** What is missing (undefined, null, empty) is left out. @type {[string, string | Node | null | undefined][]} */
     const rows = [
       ['Model', [d.manufacturer, d.model].filter(Boolean).join(' ')], ['Serial', d.serial], ['Firmware', d.firmware],
@@ -146,13 +147,14 @@ export async function printerView(serial) {
         ? h('dl', { class: 'facts' }, h('dt', { text: 'Total' }), h('dd', { id: 'meter-total', text: fmtInt(m.total) }),
           m.mono !== undefined ? [h('dt', { text: 'Mono' }), h('dd', { text: fmtInt(m.mono) })] : null,
           m.colour !== undefined ? [h('dt', { text: 'Colour' }), h('dd', { text: fmtInt(m.colour) })] : null,
+          categoryCounters(latest).map(([label, n]) => [h('dt', { text: label }), h('dd', { text: fmtInt(n) })]),
           h('dt', { text: 'Read' }), h('dd', { text: when(latest.timestamp) }))
         : h('p', { class: 'empty', text: 'No readings yet: press Read now.' }),
       ...(latest ? [barsBox] : []));
     if (latest) {
       // Days to empty beside each bar, once the forecast has come (the bars are drawn without it).
       get('/api/devices/forecast', { serial })
-        .then((f) => barsBox.replaceChildren(supplyBars(latest.toner_levels, f)), () => {});
+        .then((f) => barsBox.replaceChildren(supplyBars(latest.toner_levels, f, parts)), () => {});
     }
   }
   /** @param {S['Device']} d */
