@@ -146,8 +146,8 @@ export class ServerLink {
         if (name === 'job_progress') return void this.channel.send('job_progress', data as unknown as Record<string, unknown>);
         if (name !== 'device_change') return;
         const { serial, change } = data as { serial: string; change: string };
-        if (change === 'metrics') this.uploader.kick();
-        else if (change === 'deleted') this.deleted(serial);
+        // A reading goes with its device again: the server's Last Seen is its devices batch's time.
+        if (change === 'deleted') this.deleted(serial);
         else this.uploader.noteDevice(serial);
       }),
     );

@@ -1,12 +1,14 @@
 // Uploads to the central server (server-protocol.md, "Uploads", the PrintBox way): every raw
 // snapshot exactly once and in order, from a cursor in the database that only the server's 2xx
-// moves; devices whenever they change. The reference server stores every reading of a batch at the
-// batch's one `timestamp` and does not dedupe, so a batch holds only readings made within a minute
-// of each other (stamped with the middle of their span: none moves by more than 30 s), and batches
-// stay small, so a batch sent again after a lost answer duplicates little. Bodies are plain JSON:
-// the reference server reads no Content-Encoding. Batches are spaced (rate), so a backlog after an
-// outage drains without saturating a site's uplink. Nothing waits in memory only: a reboot resumes
-// from the cursor; device changes are all sent again at each start.
+// moves; devices whenever they change, and each device again once it was read (the server's Last
+// Seen of a device is the time of the devices batch that carried it last). The reference server
+// stores every reading of a batch at the batch's one `timestamp` and does not dedupe, so a batch
+// holds the readings of one reading round only (model/round.ts), never two of one printer, made
+// within a minute of each other (stamped with the middle of their span: none moves by more than
+// 30 s), and batches stay small, so a batch sent again after a lost answer duplicates little.
+// Bodies are plain JSON: the reference server reads no Content-Encoding. Batches are spaced (rate),
+// so a backlog after an outage drains without saturating a site's uplink. Nothing waits in memory
+// only: a reboot resumes from the cursor; device changes are all sent again at each start.
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
@@ -41,16 +43,25 @@ type Session = NonNullable<ReturnType<UploaderOptions['session']>>;
 export const BATCH_SPAN_MS = 60_000;
 
 /**
- * The leading rows whose times all lie within BATCH_SPAN_MS of each other (at least the first),
- * and the time to stamp them with: the middle of their span.
+ * How a batch is cut: the leading rows (at least the first) of the first row's reading round
+ * (`round`: rows without one, older rows and imports, go together), no serial twice, and times all
+ * within BATCH_SPAN_MS of each other; with the time to stamp them with, the middle of their span.
+ * Two rounds, or two readings of one printer, never share a batch, so never a time on the server.
  */
-export function sameTimeBatch<T>(rows: T[], time: (row: T) => number): { rows: T[]; timestamp: number } {
+export function sameTimeBatch<T extends { serial: string }>(
+  rows: T[],
+  time: (row: T) => number,
+  round: (row: T) => number | undefined = () => undefined,
+): { rows: T[]; timestamp: number } {
   let lo = time(rows[0]);
   let hi = lo;
+  const first = round(rows[0]);
+  const serials = new Set([rows[0].serial]);
   let n = 1;
   for (; n < rows.length; n++) {
     const t = time(rows[n]);
-    if (Math.max(hi, t) - Math.min(lo, t) > BATCH_SPAN_MS) break;
+    if (round(rows[n]) !== first || serials.has(rows[n].serial) || Math.max(hi, t) - Math.min(lo, t) > BATCH_SPAN_MS) break;
+    serials.add(rows[n].serial);
     lo = Math.min(lo, t);
     hi = Math.max(hi, t);
   }
@@ -98,7 +109,11 @@ export class Uploader {
     await this.loopDone;
   }
 
-  /** A device changed: send it with the next batch. */
+  /**
+   * A device changed, or was read (its `last_seen` moved): send it with the next batch. The device
+   * goes whole: the reference server's upsert replaces every column and its raw_data with what it
+   * gets, so a record of identity alone would blank the rest there.
+   */
   noteDevice(serial: string): void {
     this.dirty.add(serial);
     this.kick();
@@ -246,7 +261,7 @@ export class Uploader {
   private async sendMetrics(s: Session): Promise<boolean> {
     const waiting = this.o.metrics.rawAfter(this.o.store.get().metrics_cursor, this.o.batchSize);
     if (!waiting.length) return false;
-    const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts);
+    const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts, (r) => r.round);
     if (this.needDevices(rows)) return this.sendDevices(s);
     await this.postMetrics(s, rows, timestamp, rows.map((r) => ({ ...snapshotJson(r), tier: 'raw' })));
     const last = rows[rows.length - 1];

@@ -384,6 +384,18 @@ export const migrations: Migration[] = [
       `);
     },
   },
+  {
+    // The central server stamps every reading of an upload batch with the batch's one time, so two
+    // polls' readings in one batch became two rows per printer at one instant (issue 57). Each raw
+    // reading now keeps the round it was taken in (model/round.ts: its start time, epoch ms), and a
+    // batch holds one round's (server/uploader.ts). Rows from before, and imports, have none (NULL):
+    // for them a batch still never holds two readings of one printer. ADD COLUMN rewrites nothing.
+    version: 16,
+    description: 'metrics_raw: the reading round of each raw reading',
+    up(db) {
+      db.exec('ALTER TABLE metrics_raw ADD COLUMN round INTEGER');
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;
