@@ -153,8 +153,10 @@ export class ServerLink {
         if (name !== 'device_change') return;
         const { serial, change } = data as { serial: string; change: string };
         // A reading goes with its device again: the server's Last Seen is its devices batch's time.
-        if (change === 'deleted') this.deleted(serial);
-        else this.uploader.noteDevice(serial);
+        if (change === 'deleted') {
+          this.uploader.forget(serial);
+          this.deleted(serial);
+        } else this.uploader.noteDevice(serial);
       }),
     );
     this.restart();

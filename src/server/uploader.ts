@@ -68,6 +68,9 @@ export function sameTimeBatch<T extends { serial: string }>(
   return { rows: rows.slice(0, n), timestamp: Math.round((lo + hi) / 2) };
 }
 
+/** How long a device's forecast is sent again as it was made (withForecast). */
+export const FORECAST_REFRESH_MS = 3_600_000;
+
 // New rows also wake the loop (device_change events); this catches rows no event announced (an import).
 const IDLE_CHECK_MS = 10_000;
 
@@ -76,6 +79,8 @@ class PartlyStored extends Error {}
 
 export class Uploader {
   private readonly dirty = new Set<string>();
+  /** Per serial: the forecast last sent and when it was made (withForecast). */
+  private readonly forecasts = new Map<string, { at: number; json: string }>();
   private allDevices = true;
   /**
    * Serials whose device record the server took in this run. The reference server refuses a
@@ -117,6 +122,11 @@ export class Uploader {
   noteDevice(serial: string): void {
     this.dirty.add(serial);
     this.kick();
+  }
+
+  /** A device deleted on the box: what is kept for it goes. */
+  forget(serial: string): void {
+    this.forecasts.delete(serial);
   }
 
   /** New snapshots may be waiting. */
@@ -214,7 +224,10 @@ export class Uploader {
     for (const serial of [...this.dirty]) {
       const d = this.o.devices.get(serial);
       if (d) known.push(d);
-      else this.dirty.delete(serial); // deleted meanwhile: nothing to send
+      else {
+        this.dirty.delete(serial); // deleted meanwhile: nothing to send
+        this.forecasts.delete(serial);
+      }
     }
     if (!known.length) return false;
     known.sort((a, b) => a.last_seen - b.last_seen);
@@ -236,11 +249,21 @@ export class Uploader {
    * The Device JSON with a `forecast` field (issue 36; GET /api/devices/forecast's answer): the
    * reference server keeps each device object whole (its raw_data), unknown fields included. A
    * forecast that cannot be read leaves the field out; the device still goes.
+   *
+   * A device now goes with every reading (its Last Seen), and a forecast costs a 90-day history
+   * read and fit (5 to 10 ms: 10 to 20 s of CPU a round at 2,000 printers, docs/performance.md),
+   * so the one sent is made at most once per FORECAST_REFRESH_MS per device and kept meanwhile as
+   * its JSON text (a few hundred bytes); forecasts move over days, not minutes.
    */
   private withForecast(d: Device): Record<string, unknown> {
     const json = deviceJson(d) as Record<string, unknown>;
+    const now = Date.now();
+    const kept = this.forecasts.get(d.serial);
+    if (kept && now - kept.at >= 0 && now - kept.at < FORECAST_REFRESH_MS) return { ...json, forecast: JSON.parse(kept.json) as unknown };
     try {
-      return { ...json, forecast: readForecast(this.o.metrics, d.serial, Date.now()) };
+      const forecast = readForecast(this.o.metrics, d.serial, now);
+      this.forecasts.set(d.serial, { at: now, json: JSON.stringify(forecast) });
+      return { ...json, forecast };
     } catch (err) {
       this.o.log.warn({ serial: d.serial, err: String(err) }, 'supply forecast not read for the upload');
       return json;
