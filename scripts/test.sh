@@ -76,9 +76,11 @@ stage "unit and integration tests"
 # Two files at a time: most of their time is spent waiting on real timeouts (SNMP, sign-in delays,
 # the server's intervals), not on CPU (docs/performance.md). The files that load the agent or the
 # simulators on purpose (the short soaks, the hostile SNMP flood: their printers must answer within
-# a real SNMP timeout beside it; the 5-minute announcement floods on the namespace LAN) run after
-# the rest, one at a time, beside the boot test.
-alone=(dist/test/soak/soak-short.test.js dist/test/snmp/hostile.test.js dist/test/discovery/hostile-floods.test.js)
+# a real SNMP timeout beside it; the 5-minute announcement floods on the namespace LAN; the
+# 10-minute run against PrintMaster's server, which counts readings a minute apart) run after the
+# rest, beside the boot test, two at a time in this order: the long run beside the hostile SNMP
+# flood, then the floods and the soaks. Each spends its time waiting on real time, not on CPU.
+alone=(dist/test/server-real/long-run.test.js dist/test/snmp/hostile.test.js dist/test/discovery/hostile-floods.test.js dist/test/soak/soak-short.test.js)
 for f in "${alone[@]}"; do [ -f "$f" ] || { echo "scripts/test.sh: $f is gone: update the list of files run alone" >&2; exit 1; }; done
 mapfile -t files < <(find dist/test -name '*.test.js' | sort | grep -vxF -f <(printf '%s\n' "${alone[@]}"))
 # A hung test fails after 5 minutes instead of eating CI's whole budget. No --test-force-exit: with
@@ -93,12 +95,12 @@ stage_end "unit and integration tests"
 # so the two stages' lines do not interleave.
 alone_log=build/files-run-alone.log
 mkdir -p build
-echo "== files run alone (soaks, hostile SNMP, announcement floods): beside the boot test (log: $alone_log)"
+echo "== files run alone (soaks, hostile SNMP, announcement floods, the long server run): beside the boot test (log: $alone_log)"
 alone_start=$(date +%s)
 (
   s=0
-  timeout --kill-after=30s 30m node --test --test-reporter=spec --test-timeout=600000 --test-concurrency=1 "${alone[@]}" || s=$?
-  echo "== files run alone (soaks, hostile SNMP, announcement floods) took $(( $(date +%s) - alone_start ))s"
+  timeout --kill-after=30s 30m node --test --test-reporter=spec --test-timeout=900000 --test-concurrency=2 "${alone[@]}" || s=$?
+  echo "== files run alone (soaks, hostile SNMP, announcement floods, the long server run) took $(( $(date +%s) - alone_start ))s"
   exit "$s"
 ) >"$alone_log" 2>&1 &
 alone_pid=$!

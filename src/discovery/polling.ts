@@ -19,6 +19,7 @@ import { findSamePrinter, readIppDevice } from './announced.js';
 import { credentialsOf, toObservation } from './snmp-observation.js';
 import { movedOf, type Sightings } from './sightings.js';
 import { ReadingsKeptError } from './store-readings.js';
+import { newRoundId } from '../model/round.js';
 
 /**
  * Readings a polling round writes per transaction. A round of 2,000 printers held every merged
@@ -68,8 +69,10 @@ export async function poll(ctx: DiscoveryContext, sightings: Sightings, serials:
       if (ids[i] !== undefined) stored.push({ ...r.snapshot, id: ids[i]! });
     });
   };
+  // One round, one batch time on the server (model/round.ts).
+  const round = newRoundId();
   const push = (r: Reading) => {
-    readings.push(r);
+    readings.push({ ...r, round });
     if (readings.length >= batch) flush();
   };
   /** The record as it is now (a person may have changed it during the read), said not answering. */

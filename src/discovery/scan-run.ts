@@ -21,6 +21,7 @@ import { credentialsOf, scanTargetMethods, toObservation, type DiscoveryMethod }
 import type { Announcements } from './announcements.js';
 import type { Sightings } from './sightings.js';
 import { ReadingsKeptError } from './store-readings.js';
+import { newRoundId } from '../model/round.js';
 
 /** A scan's progress: what GET /discover returns and the events stream sends. */
 export type ScanState = DiscoveryUpdate;
@@ -58,6 +59,8 @@ interface ScanRound {
   run: <T>(fn: () => Promise<T>) => Promise<T>;
   /** Per serial: whether its saved address answered (read once per scan). */
   answers: Map<string, Promise<boolean>>;
+  /** The scan's reading round (model/round.ts): its readings go to the server as one round. */
+  id: number;
 }
 
 export class ScanRun {
@@ -86,7 +89,7 @@ export class ScanRun {
       publish();
       log.info({ scan_id: state.scan_id, targets: targets.length, port_probes: probing }, 'discovery started');
       let lastPublish = 0;
-      const round: ScanRound = { sightings: [], run: limiter(SIGHTING_CONCURRENCY), answers: new Map() };
+      const round: ScanRound = { sightings: [], run: limiter(SIGHTING_CONCURRENCY), answers: new Map(), id: newRoundId() };
       // An address is scanned once its SNMP read and its port probes (each when enabled) are done.
       let snmpScanned = 0;
       let probed = 0;
@@ -299,7 +302,7 @@ export class ScanRun {
     if (existing && flagIfCounterDown(this.ctx, device.serial, snapshot, host.address, now)) return device.serial;
     if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
     try {
-      this.ctx.writer.store([{ device, snapshot, existed: Boolean(existing), ...(existing ? { fromIp: existing.ip } : {}) }], 'storing a scanned printer', () => (existing ? 'updated' : 'discovered'));
+      this.ctx.writer.store([{ device, snapshot, existed: Boolean(existing), round: round.id, ...(existing ? { fromIp: existing.ip } : {}) }], 'storing a scanned printer', () => (existing ? 'updated' : 'discovered'));
     } catch (err) {
       if (!(err instanceof ReadingsKeptError)) throw err; // kept: the scan goes on
     }

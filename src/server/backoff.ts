@@ -20,3 +20,25 @@ export class Backoff {
     this.nextMs = MIN_MS;
   }
 }
+
+/**
+ * At most one go per `periodMs`: what a success may set off at once (a redial when a heartbeat
+ * gets through while the channel is down) stays bounded against a server that flaps. A clock
+ * stepped back allows a go rather than waiting out the step. `now` is injectable for tests.
+ */
+export class OncePer {
+  private last: number | undefined;
+
+  constructor(
+    private readonly periodMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whether a go is allowed now; if so, the next one waits `periodMs`. */
+  take(): boolean {
+    const t = this.now();
+    if (this.last !== undefined && t >= this.last && t - this.last < this.periodMs) return false;
+    this.last = t;
+    return true;
+  }
+}

@@ -1,8 +1,9 @@
 // The WebSocket channel to the central server (server-protocol.md, "WebSocket channel"): the box
 // dials out, so the server can reach it behind NAT. Handshake 10 s; a ping every 30 s; no pong
 // for 60 s and the socket is dropped; reconnection waits 5 s, doubling to 5 min, with jitter, and
-// goes back to 5 s once a connection has stayed up for a minute. Frames are the protocol's
-// envelope `{type, data, timestamp}`.
+// goes back to 5 s once a connection has stayed up for a minute, unless the link knows the server
+// is back (an HTTP heartbeat went through) and asks for a redial at once (redialNow). Frames are
+// the protocol's envelope `{type, data, timestamp}`.
 // `ws` is loaded on the first connection, not at start-up: a box without a server URL (local or
 // password mode) never needs it, and once loaded it stays (about 0.5-1 MiB of RSS, issue 22).
 import type WebSocket from 'ws';
@@ -91,6 +92,23 @@ export class ServerChannel {
       });
       ws.close(1001, 'agent stopping');
     });
+  }
+
+  /** Running with no socket, open or dialling: waiting for its next try. */
+  get waiting(): boolean {
+    return this.running && !this.ws && wsLoaded !== undefined;
+  }
+
+  /**
+   * Dials now instead of at the end of the backoff, when the channel is waiting (not connected,
+   * not dialling); returns whether it dialled. The backoff itself goes on: a redial that fails
+   * waits its next, doubled, step. The caller bounds how often it asks (link.ts, OncePer).
+   */
+  redialNow(): boolean {
+    if (!this.waiting) return false;
+    clearTimeout(this.retryTimer);
+    this.connect();
+    return true;
   }
 
   /** Sends a frame if connected; returns whether it was handed to the socket. */

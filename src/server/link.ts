@@ -19,7 +19,7 @@ import { LinkStore } from './link-store.js';
 import { Uploader } from './uploader.js';
 import { ServerChannel, type Envelope } from './channel.js';
 import { ChannelRequests } from './channel-requests.js';
-import { Backoff } from './backoff.js';
+import { Backoff, OncePer } from './backoff.js';
 import type { LinkState, LinkStatus } from './status.js';
 import type { UpdateSource } from '../update/service.js';
 import { askingFor } from '../update/source.js';
@@ -57,6 +57,11 @@ export interface LinkOptions {
 }
 
 const HEARTBEAT_MS = 60_000;
+/**
+ * Least time between two "the server is back" redials (and upload retries) set off by heartbeats:
+ * a server that answers HTTP but drops every WebSocket costs at most one extra dial this often.
+ */
+export const SERVER_BACK_MS = 30_000;
 
 export class ServerLink {
   private readonly store: LinkStore;
@@ -82,6 +87,7 @@ export class ServerLink {
   /** What the server is told of the last snapshot refused or applied in part (reportSettings). */
   private settingsReport: { version: string; text: string; sent: boolean } | undefined;
   private readonly retry = new Backoff();
+  private readonly serverBack = new OncePer(SERVER_BACK_MS);
   private registerTimer: NodeJS.Timeout | undefined;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private readonly startedAt = Date.now();
@@ -164,9 +170,11 @@ export class ServerLink {
         if (name === 'job_progress') return void this.channel.send('job_progress', data as unknown as Record<string, unknown>);
         if (name !== 'device_change') return;
         const { serial, change } = data as { serial: string; change: string };
-        if (change === 'metrics') this.uploader.kick();
-        else if (change === 'deleted') this.deleted(serial);
-        else this.uploader.noteDevice(serial);
+        // A reading goes with its device again: the server's Last Seen is its devices batch's time.
+        if (change === 'deleted') {
+          this.uploader.forget(serial);
+          this.deleted(serial);
+        } else this.uploader.noteDevice(serial);
       }),
     );
     this.restart();
@@ -428,6 +436,7 @@ export class ServerLink {
       );
       this.lastHeartbeat = new Date().toISOString();
       this.lastError = undefined;
+      this.serverAnswered();
       if (this.state === 'offline' || this.state === 'registering') this.state = this.channel.connected ? 'online' : 'offline';
       const news = this.applyManaged(r.json);
       this.changed();
@@ -439,6 +448,22 @@ export class ServerLink {
       if (!this.channel.connected) this.state = 'offline';
       this.changed();
     }
+  }
+
+  /**
+   * A heartbeat went through: what waits for the server to be back (the channel's redial, a failed
+   * upload's retry) goes now rather than at the end of its backoff, which may be minutes after an
+   * outage (issue 57: the channel came back 3.5 min after the server). Bounded by `serverBack`.
+   */
+  private serverAnswered(): void {
+    const redial = this.channel.waiting;
+    const retry = this.uploadError !== undefined;
+    if (!(redial || retry) || !this.serverBack.take()) return;
+    if (redial) {
+      this.o.log.info('the server answered a heartbeat: dialling its channel now');
+      this.channel.redialNow();
+    }
+    if (retry) this.uploader.kick();
   }
 
   /**

@@ -1,12 +1,14 @@
 // Uploads to the central server (server-protocol.md, "Uploads", the PrintBox way): every raw
 // snapshot exactly once and in order, from a cursor in the database that only the server's 2xx
-// moves; devices whenever they change. The reference server stores every reading of a batch at the
-// batch's one `timestamp` and does not dedupe, so a batch holds only readings made within a minute
-// of each other (stamped with the middle of their span: none moves by more than 30 s), and batches
-// stay small, so a batch sent again after a lost answer duplicates little. Bodies are plain JSON:
-// the reference server reads no Content-Encoding. Batches are spaced (rate), so a backlog after an
-// outage drains without saturating a site's uplink. Nothing waits in memory only: a reboot resumes
-// from the cursor; device changes are all sent again at each start.
+// moves; devices whenever they change, and each device again once it was read (the server's Last
+// Seen of a device is the time of the devices batch that carried it last). The reference server
+// stores every reading of a batch at the batch's one `timestamp` and does not dedupe, so a batch
+// holds the readings of one reading round only (model/round.ts), never two of one printer, made
+// within a minute of each other (stamped with the middle of their span: none moves by more than
+// 30 s), and batches stay small, so a batch sent again after a lost answer duplicates little.
+// Bodies are plain JSON: the reference server reads no Content-Encoding. Batches are spaced (rate),
+// so a backlog after an outage drains without saturating a site's uplink. Nothing waits in memory
+// only: a reboot resumes from the cursor; device changes are all sent again at each start.
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
@@ -42,21 +44,33 @@ type Session = NonNullable<ReturnType<UploaderOptions['session']>>;
 export const BATCH_SPAN_MS = 60_000;
 
 /**
- * The leading rows whose times all lie within BATCH_SPAN_MS of each other (at least the first),
- * and the time to stamp them with: the middle of their span.
+ * How a batch is cut: the leading rows (at least the first) of the first row's reading round
+ * (`round`: rows without one, older rows and imports, go together), no serial twice, and times all
+ * within BATCH_SPAN_MS of each other; with the time to stamp them with, the middle of their span.
+ * Two rounds, or two readings of one printer, never share a batch, so never a time on the server.
  */
-export function sameTimeBatch<T>(rows: T[], time: (row: T) => number): { rows: T[]; timestamp: number } {
+export function sameTimeBatch<T extends { serial: string }>(
+  rows: T[],
+  time: (row: T) => number,
+  round: (row: T) => number | undefined = () => undefined,
+): { rows: T[]; timestamp: number } {
   let lo = time(rows[0]);
   let hi = lo;
+  const first = round(rows[0]);
+  const serials = new Set([rows[0].serial]);
   let n = 1;
   for (; n < rows.length; n++) {
     const t = time(rows[n]);
-    if (Math.max(hi, t) - Math.min(lo, t) > BATCH_SPAN_MS) break;
+    if (round(rows[n]) !== first || serials.has(rows[n].serial) || Math.max(hi, t) - Math.min(lo, t) > BATCH_SPAN_MS) break;
+    serials.add(rows[n].serial);
     lo = Math.min(lo, t);
     hi = Math.max(hi, t);
   }
   return { rows: rows.slice(0, n), timestamp: Math.round((lo + hi) / 2) };
 }
+
+/** How long a device's forecast is sent again as it was made (withForecast). */
+export const FORECAST_REFRESH_MS = 3_600_000;
 
 // New rows also wake the loop (device_change events); this catches rows no event announced (an import).
 const IDLE_CHECK_MS = 10_000;
@@ -66,6 +80,8 @@ class PartlyStored extends Error {}
 
 export class Uploader {
   private readonly dirty = new Set<string>();
+  /** Per serial: the forecast last sent and when it was made (withForecast). */
+  private readonly forecasts = new Map<string, { at: number; json: string }>();
   private allDevices = true;
   /**
    * Serials whose device record the server took in this run. The reference server refuses a
@@ -99,10 +115,19 @@ export class Uploader {
     await this.loopDone;
   }
 
-  /** A device changed: send it with the next batch. */
+  /**
+   * A device changed, or was read (its `last_seen` moved): send it with the next batch. The device
+   * goes whole: the reference server's upsert replaces every column and its raw_data with what it
+   * gets, so a record of identity alone would blank the rest there.
+   */
   noteDevice(serial: string): void {
     this.dirty.add(serial);
     this.kick();
+  }
+
+  /** A device deleted on the box: what is kept for it goes. */
+  forget(serial: string): void {
+    this.forecasts.delete(serial);
   }
 
   /** New snapshots may be waiting. */
@@ -200,7 +225,10 @@ export class Uploader {
     for (const serial of [...this.dirty]) {
       const d = this.o.devices.get(serial);
       if (d) known.push(d);
-      else this.dirty.delete(serial); // deleted meanwhile: nothing to send
+      else {
+        this.dirty.delete(serial); // deleted meanwhile: nothing to send
+        this.forecasts.delete(serial);
+      }
     }
     if (!known.length) return false;
     known.sort((a, b) => a.last_seen - b.last_seen);
@@ -222,14 +250,24 @@ export class Uploader {
    * The Device JSON with a `forecast` field (issue 36; GET /api/devices/forecast's answer): the
    * reference server keeps each device object whole (its raw_data), unknown fields included. A
    * forecast that cannot be read leaves the field out; the device still goes.
+   *
+   * A device now goes with every reading (its Last Seen), and a forecast costs a 90-day history
+   * read and fit (5 to 10 ms: 10 to 20 s of CPU a round at 2,000 printers, docs/performance.md),
+   * so the one sent is made at most once per FORECAST_REFRESH_MS per device and kept meanwhile as
+   * its JSON text (a few hundred bytes); forecasts move over days, not minutes.
    */
   private withForecast(d: Device): Record<string, unknown> {
     // The latest counters beside the record's fields (the reference server's device table shows
     // page_count, copy_pages, fax_pages, duplex_sheets ... from the device object it keeps), and
     // the health fields the server reads (pm-fields.ts).
     const json = deviceUpload({ ...snapshotCounters(this.o.metrics.latestRaw(d.serial)), ...deviceJson(d) }, d);
+    const now = Date.now();
+    const kept = this.forecasts.get(d.serial);
+    if (kept && now - kept.at >= 0 && now - kept.at < FORECAST_REFRESH_MS) return { ...json, forecast: JSON.parse(kept.json) as unknown };
     try {
-      return { ...json, forecast: readForecast(this.o.metrics, d.serial, Date.now()) };
+      const forecast = readForecast(this.o.metrics, d.serial, now);
+      this.forecasts.set(d.serial, { at: now, json: JSON.stringify(forecast) });
+      return { ...json, forecast };
     } catch (err) {
       this.o.log.warn({ serial: d.serial, err: String(err) }, 'supply forecast not read for the upload');
       return json;
@@ -250,7 +288,7 @@ export class Uploader {
   private async sendMetrics(s: Session): Promise<boolean> {
     const waiting = this.o.metrics.rawAfter(this.o.store.get().metrics_cursor, this.o.batchSize);
     if (!waiting.length) return false;
-    const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts);
+    const { rows, timestamp } = sameTimeBatch(waiting, (r) => r.ts, (r) => r.round);
     if (this.needDevices(rows)) return this.sendDevices(s);
     await this.postMetrics(s, rows, timestamp, rows.map((r) => ({ ...metricsUpload(r), tier: 'raw' })));
     const last = rows[rows.length - 1];

@@ -6,6 +6,7 @@ import { COLUMNS, LIST_MADE_BY, UPSERT_SQL, fromRow, toRow } from './device-rows
 import { DEVICE_RECORD, columnOf, type DeviceField } from '../model/device-fields.js';
 import type { Statement } from 'better-sqlite3';
 import { BOUND_SERIAL } from './bound.js';
+import { newRoundId } from '../model/round.js';
 
 type Row = Record<string, unknown>;
 
@@ -39,6 +40,8 @@ export interface Reading {
    * taken for the old address, is dropped rather than moving the record back.
    */
   fromIp?: string;
+  /** The reading round it was taken in (model/round.ts); without one, the write it comes with is its round. */
+  round?: number;
 }
 
 /** A record written only for its last_seen and printer_info is refreshed at most this often. */
@@ -113,13 +116,14 @@ export class DeviceStore {
    * /devices/update, save, hide) is kept rather than overwritten with the older copy.
    */
   recordReadings(readings: Reading[]): (number | undefined)[] {
+    let round: number | undefined;
     return this.db.transaction(() =>
       readings.map((r) => {
         const current = this.get(r.device.serial);
         if (!current && r.existed) return undefined;
         if (current && r.fromIp !== undefined && current.ip !== r.fromIp) return undefined;
         this.refreshStmt.run(toRow(current ? withPersonsChoices(r.device, current) : r.device));
-        return this.metrics.insertRaw(r.snapshot);
+        return this.metrics.insertRaw(r.snapshot, r.round ?? (round ??= newRoundId()));
       }),
     )();
   }

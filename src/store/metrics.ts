@@ -17,8 +17,11 @@ const MAX_BUCKET_SEEKS = 24 * 60;
 
 type Row = Record<string, unknown>;
 
+/** A raw snapshot with the reading round it was taken in (model/round.ts; none for older rows and imports). */
+export type RoundSnapshot = Snapshot & { round?: number };
+
 /** The columns a raw row is written with: counters as they are, toner levels and the other counters as JSON. */
-const RAW_COLUMNS: readonly string[] = ['serial', 'ts', ...METRICS_COUNTERS, 'toner_levels', 'extra'];
+const RAW_COLUMNS: readonly string[] = ['serial', 'ts', ...METRICS_COUNTERS, 'toner_levels', 'extra', 'round'];
 
 /**
  * The columns an aggregated row is written with, by roll-ups (rollup.ts) and imports: the key
@@ -227,9 +230,10 @@ export class MetricsStore {
    * Raw snapshots in the order they were stored (id), after `afterId`: the server upload's queue
    * (server/uploader.ts). The rowid order is the insertion order, so a cursor never skips a row.
    */
-  rawAfter(afterId: number, limit: number): Snapshot[] {
+  /** Raw snapshots after `afterId` in id order, each with its reading round (the upload's batches are cut by it). */
+  rawAfter(afterId: number, limit: number): RoundSnapshot[] {
     this.rawAfterStmt ??= this.db.prepare('SELECT * FROM metrics_raw WHERE id > ? ORDER BY id LIMIT ?');
-    return (this.rawAfterStmt.all(afterId, limit) as Row[]).map(rawFromRow);
+    return (this.rawAfterStmt.all(afterId, limit) as Row[]).map((row) => ({ ...rawFromRow(row), round: (row.round as number | null) ?? undefined }));
   }
 
   rawCountAfter(afterId: number): number {
@@ -272,9 +276,9 @@ export class MetricsStore {
    * The first, not the last: stored raw rows never change, which roll-ups rely on (a bucket that
    * counted a row stays right) and so does the server upload (a row it sent is the row it has).
    */
-  insertRaw(s: Omit<Snapshot, 'id'>): number {
+  insertRaw(s: Omit<Snapshot, 'id'>, round?: number): number {
     return this.db.transaction(() => {
-      const id = this.storeRaw(s);
+      const id = this.storeRaw(s, round);
       if (id !== undefined) return id;
       const stored = this.rawIdStmt.get({ serial: s.serial, ts: s.ts }) as number;
       this.opts.onDuplicateReading?.(s, stored);
@@ -290,16 +294,17 @@ export class MetricsStore {
     return this.db.transaction(() => this.storeRaw(s))();
   }
 
-  private storeRaw(s: Omit<Snapshot, 'id'>): number | undefined {
-    const id = this.insertRawRow(s);
+  private storeRaw(s: Omit<Snapshot, 'id'>, round?: number): number | undefined {
+    const id = this.insertRawRow(s, round);
     if (id !== undefined) this.noteLatestStmt.run(s.serial, s.ts, id);
     return id;
   }
 
-  private insertRawRow(s: Omit<Snapshot, 'id'>): number | undefined {
+  private insertRawRow(s: Omit<Snapshot, 'id'>, round?: number): number | undefined {
     const row: Row = {
       serial: s.serial,
       ts: s.ts,
+      round: round ?? null,
       toner_levels: s.toner_levels && Object.keys(s.toner_levels).length ? JSON.stringify(s.toner_levels) : null,
       extra: s.extra && Object.keys(s.extra).length ? JSON.stringify(s.extra) : null,
     };

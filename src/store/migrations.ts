@@ -430,6 +430,18 @@ export const migrations: Migration[] = [
       for (const t of ['metrics_hourly', 'metrics_daily', 'metrics_monthly']) db.exec(`ALTER TABLE ${t} ADD COLUMN extra_max TEXT`);
     },
   },
+  {
+    // The central server stamps every reading of an upload batch with the batch's one time, so two
+    // polls' readings in one batch became two rows per printer at one instant (issue 57). Each raw
+    // reading now keeps the round it was taken in (model/round.ts: its start time, epoch ms), and a
+    // batch holds one round's (server/uploader.ts). Rows from before, and imports, have none (NULL):
+    // for them a batch still never holds two readings of one printer. ADD COLUMN rewrites nothing.
+    version: 19,
+    description: 'metrics_raw: the reading round of each raw reading',
+    up(db) {
+      db.exec('ALTER TABLE metrics_raw ADD COLUMN round INTEGER');
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -18,7 +18,8 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { freePort, repoRoot } from './agent.js';
 
-export const printmasterDir = resolve(repoRoot, '../shared/tools/printmaster-server');
+// PRINTMASTER_SERVER_DIR: where it is when the checkout has no ../shared beside it (a git worktree elsewhere).
+export const printmasterDir = process.env.PRINTMASTER_SERVER_DIR ?? resolve(repoRoot, '../shared/tools/printmaster-server');
 const binary = join(printmasterDir, 'printmaster-server');
 
 export function printmasterUnavailable(): string | null {
