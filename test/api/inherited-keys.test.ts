@@ -118,6 +118,9 @@ const ROUTES: { path: string; body: Json }[] = [
   { path: '/api/v1/auth/login', body: { username: 'admin', password: PASSWORD } },
   { path: '/api/v1/auth/password', body: { current_password: PASSWORD, new_password: 'another long password' } },
   { path: '/api/v1/auth/setup', body: { setup_code: 'AAAA-BBBB-CCCC', username: 'admin', password: PASSWORD } },
+  { path: '/api/v1/accounts', body: { username: 'office', password: 'a long passphrase', role: 'viewer' } },
+  { path: '/api/v1/accounts/update', body: { username: 'admin', role: 'viewer' } },
+  { path: '/api/v1/accounts/delete', body: { username: 'admin' } },
 ];
 
 describe('inherited keys in JSON from outside', () => {
