@@ -86,6 +86,22 @@ const STATUS_NAMES = { jam: 'paper jam', door_open: 'door open', paper_out: 'out
 const key = (kind: string, supply: string) => `${kind}\u0000${supply}`;
 
 /**
+ * The days to empty a supply_empty_soon message says (0 for "today"), read back for the alert's
+ * plain words (alerts/words.ts): the alerts table keeps the message, not the forecast.
+ */
+export function daysInMessage(message: string): number | undefined {
+  if (/ forecast empty today$/.test(message)) return 0;
+  const m = / forecast empty in about (\d+) days?$/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/** The level in percent a supply_low message says (read back like daysInMessage). */
+export function levelInMessage(message: string): number | undefined {
+  const m = / at (\d+)% \(below \d+%\)$/.exec(message);
+  return m ? Number(m[1]) : undefined;
+}
+
+/**
  * What should be opened and what cleared for one device, given its facts, the rules and the alerts
  * open for it now. `now` is epoch ms (for offline).
  */
@@ -107,7 +123,7 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
         if (typeof raw !== 'number' || !Number.isFinite(raw) || raw < 0) continue; // unknown: as it was
         const isOpen = openKeys.has(key('supply_low', supply));
         if (raw < threshold) {
-          holds.push({ kind: 'supply_low', supply, severity: raw <= 0 ? 'critical' : 'warning', message: `${supply} at ${Math.round(raw)}% (below ${threshold}%)` });
+          holds.push({ kind: 'supply_low', supply, severity: raw <= 0 ? 'critical' : 'warning', message: `${supply} at ${Math.round(raw)}% (below ${threshold}%)` }); // read back by levelInMessage
         } else if (isOpen && raw >= threshold + SUPPLY_CLEAR_MARGIN) ended.add(key('supply_low', supply));
       }
       // A supply the printer no longer reports (a colour unit removed) ends its alert.
@@ -122,7 +138,7 @@ export function evaluateAlerts(rules: AlertRules, facts: DeviceFacts, open: Open
       for (const [supply, days] of Object.entries(facts.days_to_empty)) {
         const isOpen = openKeys.has(key('supply_empty_soon', supply));
         if (days !== null && days <= within) {
-          const when = days < 1 ? 'today' : `in about ${Math.round(days)} day${Math.round(days) === 1 ? '' : 's'}`;
+          const when = days < 1 ? 'today' : `in about ${Math.round(days)} day${Math.round(days) === 1 ? '' : 's'}`; // read back by daysInMessage
           holds.push({ kind: 'supply_empty_soon', supply, severity: 'warning', message: `${supply} forecast empty ${when}` });
         } else if (isOpen && (days === null || days > within + FORECAST_CLEAR_MARGIN_DAYS)) ended.add(key('supply_empty_soon', supply));
       }

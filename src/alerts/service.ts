@@ -12,6 +12,8 @@ import { evaluateAlerts, type DeviceFacts } from './rules.js';
 import { readForecast } from '../forecast/read.js';
 import { counterFlagOf } from '../discovery/move-check.js';
 import { formatTime } from '../model/time.js';
+import { describeAlert, type DescribedAlert } from './words.js';
+import { boxIdentity, type BoxIdentity } from './box.js';
 
 /** An alert as the API, the event stream and the central server see it. */
 export interface AlertJson {
@@ -51,6 +53,8 @@ export interface AlertServiceDeps {
   now(): number;
   /** How often printers are checked for silence (default one minute). */
   offlineCheckMs?: number;
+  /** The box's name and the links to its UI (alerts/box.ts); default the host name on port 8443. */
+  box?: BoxIdentity;
 }
 
 export class AlertService {
@@ -61,7 +65,27 @@ export class AlertService {
   private startCheck: NodeJS.Immediate | undefined;
   private stopSettings: (() => void) | undefined;
 
-  constructor(private readonly deps: AlertServiceDeps) {}
+  private readonly box: BoxIdentity;
+
+  constructor(private readonly deps: AlertServiceDeps) {
+    this.box = deps.box ?? boxIdentity(8443);
+  }
+
+  /** Alerts with their plain words (alerts/words.ts): the printer as the store has it now, times in `display.time_zone`. */
+  describe(alerts: AlertJson[]): DescribedAlert[] {
+    const zone = this.deps.settings.get().display.time_zone;
+    const devices = new Map<string, ReturnType<DeviceStore['get']>>();
+    return alerts.map((a) => {
+      if (!devices.has(a.serial)) {
+        try {
+          devices.set(a.serial, this.deps.devices.get(a.serial));
+        } catch {
+          devices.set(a.serial, undefined); // said without the printer's details rather than not at all
+        }
+      }
+      return describeAlert(a, devices.get(a.serial), zone, this.box.pageUrl(a.serial));
+    });
+  }
 
   start(): void {
     // Evaluated after the emitter's caller is done (a scan stores many readings in a row): the
@@ -141,10 +165,10 @@ export class AlertService {
   }
 
   /** Marks an alert acknowledged; undefined for an unknown id. */
-  acknowledge(id: number): AlertJson | undefined {
+  acknowledge(id: number): DescribedAlert | undefined {
     const r = this.deps.alerts.acknowledge(id, this.deps.now());
     if (!r) return undefined;
-    const json = alertJson(r.row);
+    const [json] = this.describe([alertJson(r.row)]);
     if (r.changed) this.deps.events.emit('alert', { ...json, change: 'acknowledged' });
     return json;
   }
@@ -186,11 +210,11 @@ export class AlertService {
     const { opened, cleared } = this.deps.alerts.apply(serial, open, clear, this.deps.now());
     for (const r of opened) {
       this.deps.log.info({ serial, kind: r.kind, supply: r.supply || undefined }, `alert opened: ${r.message}`);
-      this.deps.events.emit('alert', { ...alertJson(r), change: 'opened' });
+      this.deps.events.emit('alert', { ...this.describe([alertJson(r)])[0], change: 'opened' });
     }
     for (const r of cleared) {
       this.deps.log.info({ serial, kind: r.kind, supply: r.supply || undefined }, 'alert cleared');
-      this.deps.events.emit('alert', { ...alertJson(r), change: 'cleared' });
+      this.deps.events.emit('alert', { ...this.describe([alertJson(r)])[0], change: 'cleared' });
     }
   }
 }

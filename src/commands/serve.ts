@@ -10,6 +10,7 @@ import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
 import { AlertStore } from '../store/alerts.js';
 import { AlertService, alertJson } from '../alerts/service.js';
+import { boxIdentity } from '../alerts/box.js';
 import { OutboxStore } from '../notify/outbox.js';
 import { NotificationDispatcher } from '../notify/dispatcher.js';
 import { SessionStore } from '../auth/sessions.js';
@@ -119,10 +120,11 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   );
   void dummyHash(); // made now, so the first unknown name costs no more than later ones
   const alerts = new AlertStore(db);
-  const alertService = new AlertService({ alerts, devices, metrics, events, settings, log, now });
+  const box = boxIdentity(config.web.https_port);
+  const alertService = new AlertService({ alerts, devices, metrics, events, settings, log, now, box });
   const outbox = new OutboxStore(db);
   const notifications = new NotificationDispatcher({
-    outbox, settings, events, log, now, retryFirstMs: config.notifications.retry_first_ms, maxAttempts: config.notifications.max_attempts,
+    outbox, settings, events, log, now, box: box.name, boxAddress: box.address, retryFirstMs: config.notifications.retry_first_ms, maxAttempts: config.notifications.max_attempts,
   });
   const ctx: AgentContext = {
     config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, hashQueue, deviceCookies, events, settings, discovery,

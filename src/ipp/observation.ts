@@ -121,6 +121,7 @@ export function ippObservation(i: IppObservationInput): Observation | undefined 
     ...(s.mediaSheets !== undefined ? { meters: { media_sheets: s.mediaSheets } } : {}),
     ...(supplies ? { consumables: supplies.consumables, toner_levels: supplies.levels } : {}),
     ...(supplies && Object.keys(supplies.partNumbers).length ? { supply_part_numbers: supplies.partNumbers } : {}),
+    ...(supplies && Object.keys(supplies.types).length ? { supply_types: supplies.types } : {}),
     ...(webUrl(s.supplyInfoUri, i.ip) ? { supply_info_uri: webUrl(s.supplyInfoUri, i.ip) } : {}),
     status_messages: status,
     ...(s.state ? { printer_state: s.state } : {}),

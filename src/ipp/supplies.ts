@@ -12,6 +12,8 @@ export interface IppSupplies {
   levels: Record<string, number>;
   /** Part number by key, where a marker name or supply description holds one (snmp/parse/part-number.ts). */
   partNumbers: Record<string, string>;
+  /** The Printer MIB's type name by key (marker-types / printer-supply type), where the printer says it. */
+  types: Record<string, string>;
 }
 
 /** IPP's marker-types and printer-supply types are the Printer MIB's, hyphenated ("waste-toner"). */
@@ -43,12 +45,13 @@ export function ippSupplies(s: Pick<IppPrinterState, 'markers' | 'supplies'>): I
     : supplies.map((p) => ({ type: mibType(p.type), name: p.description, colour: p.colorantName ?? p.description, level: p.level, part: partNumberOf(p.description) }));
   if (rows.length === 0) return undefined;
   const mono = rows.filter((r) => isColourant(r.type)).length <= 1;
-  const out: IppSupplies = { consumables: [], levels: {}, partNumbers: {} };
+  const out: IppSupplies = { consumables: [], levels: {}, partNumbers: {}, types: {} };
   for (const r of rows) {
     const key = supplyKey(r.type, r.name, r.colour, mono);
     if (!out.consumables.includes(key)) out.consumables.push(key);
     if (r.level !== undefined) out.levels[key] = r.level;
     if (r.part) out.partNumbers[key] = r.part;
+    if (r.type && !['other', 'unknown'].includes(r.type)) out.types[key] = r.type;
   }
   return out;
 }

@@ -97,6 +97,7 @@ const KIND_UNDER: ReadonlyMap<string, NameKind> = new Map<string, NameKind>([
   ['toner_last', 'supply'],
   ['toner_avg', 'supply'],
   ['supply_part_numbers', 'supply'],
+  ['supply_types', 'supply'],
   ['paper_tray_status', 'tray'],
   ['txt', 'txt'],
 ]);

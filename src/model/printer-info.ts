@@ -76,6 +76,12 @@ export interface PrinterInfo {
    * toner_levels and consumables ({"cyan": "TK-8527C"}). Supplies without one are absent.
    */
   supply_part_numbers?: Record<string, string>;
+  /**
+   * Each supply's own type, by the same key as consumables: RFC 3805 PrtMarkerSuppliesTypeTC names
+   * (toner, inkCartridge, wasteInk, opc ...), from prtMarkerSuppliesType or IPP marker-types. What a
+   * message calls the marking agent ("ink" or "toner") comes from it (model/supply-words.ts).
+   */
+  supply_types?: Record<string, string>;
   /** IPP printer-supply-info-uri: the printer's page about its supplies (where to order them). */
   supply_info_uri?: string;
   status_messages?: string[];

@@ -148,6 +148,7 @@ export const PRINTER_INFO_FIELDS: Fields = [
   ...opt('string', 'form_factor', 'device_type'),
   ...opt('object', 'print_server'),
   ...opt('object', 'supply_part_numbers'),
+  ...opt('object', 'supply_types'),
   ...opt('string', 'supply_info_uri'),
   ...opt('string', 'not_answering_since'),
   ...opt('object', 'pending_move'),

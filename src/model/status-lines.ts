@@ -15,7 +15,7 @@ export const STATUS_PATTERNS = {
    */
   offline: /\boffline\b|\boff[ -]line\b|\bdevice down\b|\bshutdown\b|^not answering since\b/i,
   /** A marker supply gone or spent: the printer cannot print. */
-  supply_out: /\bno toner\b|\b(toner|ink|print ribbon) empty\b|marker supply missing|toner-empty|marker-supply-empty/i,
+  supply_out: /\bno (toner|ink)\b|\b(toner|ink|print ribbon) empty\b|marker supply missing|toner-empty|marker-supply-empty/i,
   output_full: /\boutput (tray |bin )?full\b|output-area-full/i,
   /** The printer's own words for a fault (as PrintMaster's server classifies its lines). */
   failure: /\berror\b|\bfault\b|\bfailure\b/i,

@@ -12,7 +12,7 @@ import type { SettingsStore } from '../settings/store.js';
 import type { AlertJson } from '../alerts/service.js';
 import { type Channel, type OutboxRow, OutboxStore } from './outbox.js';
 import { allRecipients, recipientsOf, type NotificationSettings } from './recipients.js';
-import { emailSubject, emailText, TEST_SUBJECT, TEST_TEXT, type WebhookBody } from './message.js';
+import { emailSubject, emailText, TEST_SUBJECT, TEST_TEXT, type QueuedAlert, type Speaker, type WebhookBody } from './message.js';
 import { sendEmail } from './email.js';
 import { postWebhook } from './webhook.js';
 
@@ -31,6 +31,10 @@ export interface DispatcherDeps {
   retryFirstMs: number;
   /** Attempts at one message before it is marked failed (config `[notifications] max_attempts`). */
   maxAttempts: number;
+  /** The box's name in messages (alerts/box.ts); default the host name. */
+  box?: string;
+  /** The box's address, said beside its name. */
+  boxAddress?: string;
 }
 
 export class NotifyError extends Error {}
@@ -43,7 +47,7 @@ export interface TestResult {
 }
 
 export class NotificationDispatcher {
-  private readonly box = hostname();
+  private readonly box: string;
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private stopped = false;
@@ -54,7 +58,9 @@ export class NotificationDispatcher {
    */
   private readonly held = new Map<number, number>();
 
-  constructor(private readonly deps: DispatcherDeps) {}
+  constructor(private readonly deps: DispatcherDeps) {
+    this.box = deps.box ?? hostname();
+  }
 
   start(): void {
     this.unsubscribe = this.deps.events.subscribe((name, data) => {
@@ -161,18 +167,21 @@ export class NotificationDispatcher {
     }
   }
 
-  private async send(channel: Channel, target: string, id: number, alerts: AlertJson[], test = false): Promise<void> {
-    const n = this.deps.settings.get().notifications;
+  private async send(channel: Channel, target: string, id: number, alerts: QueuedAlert[], test = false): Promise<void> {
+    const all = this.deps.settings.get();
+    const n = all.notifications;
+    const speaker: Speaker = { box: this.box, address: this.deps.boxAddress, zone: all.display.time_zone };
     if (channel === 'email') {
       if (!n.smtp_host || !n.smtp_from) throw new Error('no mail server set (notifications.smtp_host, smtp_from)');
       await sendEmail(n, {
         to: target,
-        subject: test ? TEST_SUBJECT(this.box) : emailSubject(this.box, alerts),
-        text: test ? TEST_TEXT(this.box) : emailText(this.box, alerts),
+        subject: test ? TEST_SUBJECT(this.box) : emailSubject(speaker, alerts),
+        text: test ? TEST_TEXT(this.box) : emailText(speaker, alerts),
       });
     } else {
       if (!n.webhook_secret) throw new Error('no webhook secret set (notifications.webhook_secret)');
-      const body: WebhookBody = { event: test ? 'test' : 'alerts', box: this.box, delivery_id: id, alerts };
+      const text = test ? TEST_TEXT(this.box) : emailText(speaker, alerts);
+      const body: WebhookBody = { event: test ? 'test' : 'alerts', box: this.box, delivery_id: id, text, alerts };
       await postWebhook({ url: target, secret: n.webhook_secret, body: JSON.stringify(body), deliveryId: id, caPem: n.ca_pem, now: this.deps.now() });
     }
   }

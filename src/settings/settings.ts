@@ -83,6 +83,11 @@ export interface Settings {
   order_list: {
     within_days: number;
   };
+  /** How the box says things to people (alerts/words.ts). */
+  display: {
+    /** IANA name: the zone of the times alerts, e-mails and webhooks say in words. */
+    time_zone: string;
+  };
 }
 
 export interface SettingsDefaults {
@@ -112,6 +117,12 @@ export function settingsDefaults(c: {
   return { ...c.discovery, server: { url: c.server.url, enrollment_token: c.server.enrollment_token }, log_level: c.log?.level, update_url: c.update?.url };
 }
 
+/** The system's IANA zone, UTC when the runtime does not know it. */
+export function systemTimeZone(): string {
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  return zone && isTimeZone(zone) ? zone : 'UTC';
+}
+
 export function defaultSettings(d: SettingsDefaults): Settings {
   return {
     discovery: {
@@ -138,6 +149,8 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     notifications: structuredClone(DEFAULT_NOTIFICATIONS),
     billing: { enabled: true, day: 1, time: '00:00', time_zone: 'UTC' },
     order_list: { within_days: 14 },
+    // The system's zone (the appliance's is UTC unless set): a site changes it in Settings, Alerts.
+    display: { time_zone: systemTimeZone() },
   };
 }
 
@@ -364,6 +377,7 @@ const RULES: Record<string, Record<string, Rule>> = {
   },
   billing: { enabled: bool, day: int(1, 31), time: timeOfDay, time_zone: timeZone },
   order_list: { within_days: int(1, 365) },
+  display: { time_zone: timeZone },
 };
 
 /** Read-only keys GET /settings shows in `notifications`; a client that sends them back changes nothing. */

@@ -93,6 +93,7 @@ export function usbDevice(existing: Device | undefined, r: UsbPrinterReport, now
     ...(m.mono_pages !== undefined ? { mono_impressions: m.mono_pages } : {}),
     ...(supplies ? { consumables: supplies.consumables, toner_levels: supplies.levels } : {}),
     ...(supplies && Object.keys(supplies.partNumbers).length ? { supply_part_numbers: supplies.partNumbers } : {}),
+    ...(supplies && Object.keys(supplies.types).length ? { supply_types: supplies.types } : {}),
     ...(d.firmware ? { firmware: d.firmware } : {}),
     status_messages: status,
     learned_oids: {},

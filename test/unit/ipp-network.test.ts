@@ -177,7 +177,7 @@ test('IPP supplies: printer-supply when there are no markers; a mono printer\'s 
         { type: 'opc', description: 'Imaging Drum' },
       ],
     }),
-    { consumables: ['black', 'drum'], levels: { black: 30 }, partNumbers: {} },
+    { consumables: ['black', 'drum'], levels: { black: 30 }, partNumbers: {}, types: { black: 'tonerCartridge', drum: 'opc' } },
   );
   assert.equal(ippSupplies({ markers: [], supplies: [] }), undefined);
 });

@@ -73,7 +73,7 @@ test('IPP: a marker of three colours (#00FFFF#FF00FF#FFFF00) or named tri-color 
       ],
       supplies: [],
     }),
-    { consumables: ['black', 'tri_color'], levels: { black: 55, tri_color: 35 }, partNumbers: {} },
+    { consumables: ['black', 'tri_color'], levels: { black: 55, tri_color: 35 }, partNumbers: {}, types: { black: 'inkCartridge', tri_color: 'inkCartridge' } },
   );
   assert.deepEqual(ippSupplies({ markers: [{ name: 'Tri-color', type: 'ink-cartridge', level: 5 }, { name: 'Black', type: 'ink-cartridge' }], supplies: [] })?.levels, { tri_color: 5 });
 });

@@ -50,11 +50,12 @@ test('webhook signature: sha256= HMAC-SHA256 over "<timestamp>.<body>" (a vector
   assert.notEqual(webhookSignature('k3y', 1_700_000_001, '{"a":1}'), webhookSignature('k3y', 1_700_000_000, '{"a":1}'), 'the timestamp is signed');
 });
 
-test('messages: one alert names it in the subject; a digest counts them and lists each', () => {
-  assert.equal(emailSubject('box1', [alert(1)]), '[PrintBox box1] warning: S-1 black at 9% (below 15%)');
+test('messages: one alert names it in the subject; a digest counts them and lists each (rows queued without words too)', () => {
+  const box = { box: 'box1', zone: 'UTC' };
+  assert.equal(emailSubject(box, [alert(1)]), '[PrintBox box1] supply_low (black): black at 9% (below 15%) (printer S-1)');
   const many = [alert(1), alert(2, { severity: 'critical', kind: 'jam', supply: null, message: 'paper jam' }), alert(3)];
-  assert.equal(emailSubject('box1', many), '[PrintBox box1] 3 alerts (1 critical)');
-  const text = emailText('box1', many);
+  assert.equal(emailSubject(box, many), '[PrintBox box1] 3 alerts (1 critical) on 3 printers');
+  const text = emailText(box, many);
   for (const a of many) assert.ok(text.includes(a.serial));
   assert.match(text, /^PrintBox box1 opened 3 alerts:/);
 });

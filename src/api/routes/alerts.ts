@@ -18,7 +18,7 @@ export function register(app: App, ctx: AgentContext): void {
     const limitText = q.get('limit');
     const limit = limitText === null ? LIMIT_DEFAULT : parseInteger(limitText);
     if (limit === undefined || limit < 1 || limit > LIMIT_MAX) return sendText(res, 400, `limit must be an integer from 1 to ${LIMIT_MAX}`);
-    sendJson(res, 200, ctx.alerts.list(all === 'true', limit).map(alertJson));
+    sendJson(res, 200, ctx.alertService.describe(ctx.alerts.list(all === 'true', limit).map(alertJson)));
   });
 
   app.post('/api/alerts/acknowledge', async (req, res) => {

@@ -17,6 +17,7 @@
 //   page_count:    prtMarkerLifeCount (marker 1, counted in impressions or sheets) > vendor total
 //                  > mono + colour when the printer reports those two and no total
 //   mono/colour:   vendor counters; a printer whose only colorant is black has mono = total
+import { agentWordsIn, printerAgent } from '../../model/supply-words.js';
 import { storableKey } from '../../model/inherited-keys.js';
 import { isExtraCounter } from '../../model/serialize.js';
 import { formatTime } from '../../model/time.js';
@@ -398,6 +399,8 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   }
   const partNumbers = Object.fromEntries(supplies.filter((s) => s.part_number).map((s) => [s.key, s.part_number!]));
   if (Object.keys(partNumbers).length > 0) info.supply_part_numbers = partNumbers;
+  const types = Object.fromEntries(supplies.filter((s) => s.type && s.type !== 'other' && s.type !== 'unknown').map((s) => [s.key, s.type!]));
+  if (Object.keys(types).length > 0) info.supply_types = types;
   for (const c of ['black', 'cyan', 'magenta', 'yellow'] as const) {
     const s = supplies.find((x) => x.key === c);
     if (!s) continue;
@@ -442,6 +445,9 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   setFlag('is_mono', caps.is_mono ?? (isColor === undefined ? undefined : !isColor));
   setFlag('is_laser', tech.laser ?? caps.is_laser);
   setFlag('is_inkjet', tech.inkjet ?? caps.is_inkjet);
+  // hrPrinterDetectedErrorState names its bits lowToner and noToner whatever the printer marks
+  // with: a printer whose supplies are ink is said to be low on ink (model/supply-words.ts).
+  if (info.status_messages) info.status_messages = agentWordsIn(info.status_messages, printerAgent(info));
   setFlag('is_copier', caps.is_copier);
   setFlag('is_scanner', caps.is_scanner);
   setFlag('is_fax', caps.is_fax);

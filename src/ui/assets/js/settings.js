@@ -177,6 +177,10 @@ function alertRulesSection(s) {
   const paper = chk(al.paper_out);
   const service = chk(al.service_requested);
   const backwards = chk(al.counter_backwards);
+  // The zone alerts, e-mails and webhooks say times in (display.time_zone): typed, with the
+  // browser's list of IANA names to pick from; the box checks the name when it is saved.
+  const zone = inp('text', s.display.time_zone, { list: 'time-zones', autocomplete: 'off', spellcheck: 'false' });
+  const zones = h('datalist', { id: 'time-zones' }, Intl.supportedValuesOf('timeZone').map((z) => h('option', { value: z })));
   const node = settingsForm('settings-alerts', 'Alerts', [
     field('alerts.supply_below_percent', 'A supply below (%)', below,
       '0 to 100; 0 turns it off. Cleared 5 points above.'),
@@ -188,6 +192,7 @@ function alertRulesSection(s) {
     field('alerts.paper_out', 'Out of paper', paper),
     field('alerts.service_requested', 'Service requested', service),
     field('alerts.counter_backwards', 'Page counter went backwards', backwards),
+    field('display.time_zone', 'Time zone of alert messages and e-mails', zone, 'An IANA name such as Europe/Berlin'), zones,
   ], () => ({
     alerts: {
       supply_below_percent: intOf(below), supply_empty_within_days: intOf(within),
@@ -195,6 +200,7 @@ function alertRulesSection(s) {
       jam: jam.checked, door_open: door.checked, paper_out: paper.checked, service_requested: service.checked,
       counter_backwards: backwards.checked,
     },
+    display: { time_zone: zone.value.trim() },
   }));
   return { node };
 }
