@@ -124,7 +124,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const alertService = new AlertService({ alerts, devices, metrics, events, settings, log, now, box });
   const outbox = new OutboxStore(db);
   const notifications = new NotificationDispatcher({
-    outbox, settings, events, log, now, box: box.name, boxAddress: box.address, retryFirstMs: config.notifications.retry_first_ms, maxAttempts: config.notifications.max_attempts,
+    outbox, settings, events, log, now, box: box.name, boxAddress: box.address, describe: (list) => alertService.describe(list), retryFirstMs: config.notifications.retry_first_ms, maxAttempts: config.notifications.max_attempts,
   });
   const ctx: AgentContext = {
     config, log, logRing, db, devices, metrics, sessions, facts, accounts, loginLimiter, hashQueue, deviceCookies, events, settings, discovery,

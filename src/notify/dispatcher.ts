@@ -35,6 +35,11 @@ export interface DispatcherDeps {
   box?: string;
   /** The box's address, said beside its name. */
   boxAddress?: string;
+  /**
+   * The alerts' plain words as of sending (AlertService.describe): the printer's name, location
+   * and address as the box knows them when the message leaves, not when the alert was queued.
+   */
+  describe?: (alerts: AlertJson[]) => QueuedAlert[];
 }
 
 export class NotifyError extends Error {}
@@ -171,6 +176,14 @@ export class NotificationDispatcher {
     const all = this.deps.settings.get();
     const n = all.notifications;
     const speaker: Speaker = { box: this.box, address: this.deps.boxAddress, zone: all.display.time_zone };
+    if (this.deps.describe && alerts.length) {
+      try {
+        alerts = this.deps.describe(alerts);
+      } catch (err) {
+        // The words queued with the alerts are said instead.
+        this.deps.log.warn({ err: (err as Error).message }, 'notifications: the alerts could not be described again; sent with the words they were queued with');
+      }
+    }
     if (channel === 'email') {
       if (!n.smtp_host || !n.smtp_from) throw new Error('no mail server set (notifications.smtp_host, smtp_from)');
       await sendEmail(n, {

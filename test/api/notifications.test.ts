@@ -121,7 +121,8 @@ before(async () => {
   agent = await startAgentInLan(lan, {
     config: cfg,
     expose: [smtp.port, smtpTls.port],
-    seed: ndjson(SERIALS.map((s, i) => device(s, { ip: `127.0.36.${210 + i}`, is_saved: true, last_seen: silent }))),
+    // Named as a technician knows them: the messages say the model, location and address.
+    seed: ndjson(SERIALS.map((s, i) => device(s, { ip: `127.0.36.${210 + i}`, is_saved: true, last_seen: silent, manufacturer: 'Kyocera', model: `ECOSYS P20${40 + i}dn`, location: `Floor ${i + 1}` }))),
   });
 });
 
@@ -275,6 +276,17 @@ test('digest: three alerts opened together are one e-mail and one webhook call',
   const body = JSON.parse(calls[0].body);
   assert.equal(body.event, 'alerts');
   assert.deepEqual(body.alerts.map((a: any) => a.id).sort(), alerts.map((a) => a.id).sort());
+  // The machine-readable fields as GET /api/alerts has them; the words beside them (issue 58).
+  for (const a of body.alerts) {
+    const listed = alerts.find((x) => x.id === a.id);
+    for (const k of ['serial', 'kind', 'supply', 'severity', 'message', 'opened_at']) assert.deepEqual(a[k], listed[k], k);
+    const i = SERIALS.indexOf(a.serial);
+    assert.deepEqual(a.printer, { name: null, model: `Kyocera ECOSYS P20${40 + i}dn`, location: `Floor ${i + 1}`, ip: `127.0.36.${210 + i}` });
+    assert.match(a.text, /^Not answering since \d{1,2} [A-Z][a-z]{2}, \d{2}:\d{2} /);
+    assert.match(a.page_url, new RegExp(`^https://[^/]+:\\d+/#/printer/${a.serial}$`));
+    assert.ok(body.text.includes(`Kyocera ECOSYS P20${40 + i}dn, Floor ${i + 1}, 127.0.36.${210 + i}\n  - ${a.text} (critical)`), body.text);
+  }
+  assert.match(body.text, /^PrintBox \S+ .*opened 3 alerts:/);
   assert.equal(calls[0].headers['x-printbox-delivery'], String(body.delivery_id));
   expectJson(await post('/settings', { notifications: { digest_minutes: 0 } }));
 });
