@@ -65,9 +65,14 @@ export function supplyName(info: AgentFacts | undefined, key: string): string {
 /**
  * Status lines with hrPrinterDetectedErrorState's bit names (snmp/parse/status.ts "Low toner",
  * "No toner": the MIB names them so whatever the printer marks with) said with the printer's
- * agent. A printer's own words are left as they are.
+ * agent; a printer's own words are left as they are. The low bit is the summary of what the
+ * printer's alert table says supply by supply: when one of its own lines already says the agent is
+ * low ("Ink is low.", "Toner Low: Black"), the bit is not said a second time.
  */
 export function agentWordsIn(lines: string[], agent: MarkingAgent | undefined): string[] {
-  if (!agent || agent === 'toner') return lines;
-  return lines.map((m) => (m === 'Low toner' ? `Low ${agent}` : m === 'No toner' ? `No ${agent}` : m));
+  const word = agent ?? 'toner';
+  const low = `Low ${word}`;
+  const said = lines.map((m) => (m === 'Low toner' ? low : m === 'No toner' ? `No ${word}` : m));
+  const saysLow = new RegExp(`\\b${word}\\b.*\\b(low|almost empty|nearly empty)\\b|\\blow\\b.*\\b${word}\\b`, 'i');
+  return said.some((m) => m !== low && saysLow.test(m)) ? said.filter((m) => m !== low) : said;
 }

@@ -359,7 +359,10 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   await desktop.waitForFunction((n) => document.getElementById('alert-count')?.textContent === String(n), unacked);
   assert.equal(await desktop.isVisible('#alert-count'), true);
   assert.equal(await desktop.locator('#alerts tbody tr').count(), (await openNow()).length);
-  assert.match((await desktop.textContent(`#alerts tr[data-alert="${jam.id}"]`)) ?? '', /Paper jam.*Paper jam in tray 2.*critical/s);
+  // In plain words (issue 58): the printer by model, location and address; the jam said once.
+  assert.equal(await desktop.textContent(`#alerts tr[data-alert="${jam.id}"] td[data-label="Printer"]`), 'Kyocera TASKalfa 2554ciFloor 3, 127.0.1.60');
+  assert.equal(await desktop.textContent(`#alerts tr[data-alert="${jam.id}"] td[data-label="Alert"]`), 'Paper jam in tray 2');
+  assert.match((await desktop.textContent(`#alerts tr[data-alert="${jam.id}"]`)) ?? '', /Paper jam in tray 2critical/);
   await accessible(desktop, 'alerts');
   await shot(desktop, 'alerts-desktop');
   // Acknowledge through the button: the row says so, the button goes, the count drops, the API agrees.

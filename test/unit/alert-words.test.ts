@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { alertText, describeAlert, localDate, localTime, worstPerSupply, type PrinterFacts } from '../../src/alerts/words.js';
 import { boxIdentity } from '../../src/alerts/box.js';
 import { evaluateAlerts, DEFAULT_ALERT_RULES } from '../../src/alerts/rules.js';
-import { supplyName, printerAgent } from '../../src/model/supply-words.js';
+import { agentWordsIn, supplyName, printerAgent } from '../../src/model/supply-words.js';
 import { emailSubject, emailText } from '../../src/notify/message.js';
 import { parsePrinter } from '../../src/snmp/parse/index.js';
 import { readSnmprec } from '../helpers/snmprec.js';
@@ -50,11 +50,15 @@ test('ink or toner from the supply\'s own type; the printer\'s technology when t
   assert.equal(alertText(empty, INKJET, 'UTC').text, 'Black ink is empty');
 });
 
-test('an inkjet\'s status never says "Low toner"; a laser\'s still does (real recordings)', () => {
+test('an inkjet\'s status never says "Low toner", nor says it is low twice; a laser\'s toner is toner (real recordings)', () => {
   const epson = parsePrinter(readSnmprec(fixturePath('printmaster/epson_cw.snmprec')), '10.0.0.1', new Date(NOW)).info;
   assert.equal(epson.supply_types?.cyan, 'inkCartridge');
-  assert.ok(epson.status_messages?.includes('Low ink'), JSON.stringify(epson.status_messages));
+  // The low bit ("Low toner" in the MIB's words) and the alert table's "Ink is low." (three rows): said once.
+  assert.deepEqual(epson.status_messages, ['Ink is low.', 'Idle']);
   assert.ok(!epson.status_messages?.some((m) => /toner/i.test(m)), JSON.stringify(epson.status_messages));
+  assert.deepEqual(agentWordsIn(['Low toner', 'No toner', 'Idle'], 'ink'), ['Low ink', 'No ink', 'Idle'], 'no line of its own: the bit in ink words');
+  assert.deepEqual(agentWordsIn(['Low toner', 'Toner Low: Black'], 'toner'), ['Toner Low: Black']);
+  assert.deepEqual(agentWordsIn(['Low toner'], undefined), ['Low toner']);
   const kyocera = parsePrinter(readSnmprec(fixturePath('printmaster/kyocera_cs4053.snmprec')), '10.0.0.2', new Date(NOW)).info;
   assert.equal(printerAgent(kyocera), 'toner');
   assert.equal(supplyName(kyocera, 'cyan'), 'Cyan toner');

@@ -446,7 +446,8 @@ function parseIndexed(values: OidValues, ip: string, now: Date): ParsedPrinter {
   setFlag('is_laser', tech.laser ?? caps.is_laser);
   setFlag('is_inkjet', tech.inkjet ?? caps.is_inkjet);
   // hrPrinterDetectedErrorState names its bits lowToner and noToner whatever the printer marks
-  // with: a printer whose supplies are ink is said to be low on ink (model/supply-words.ts).
+  // with: a printer whose supplies are ink is said to be low on ink, and not twice when its alert
+  // table says so already ("Ink is low.": model/supply-words.ts).
   if (info.status_messages) info.status_messages = agentWordsIn(info.status_messages, printerAgent(info));
   setFlag('is_copier', caps.is_copier);
   setFlag('is_scanner', caps.is_scanner);
