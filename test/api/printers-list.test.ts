@@ -157,9 +157,12 @@ test('sort: by name (a person\'s name, else the model), by a meter either way; p
   // Every newest total is 2000 + i (page_count, or mono + colour where it is missing): largest first is the serials backwards.
   const desc = await page('?filter=all&sort=total&order=desc&limit=1000');
   const serials = desc.printers.map((x) => x.serial);
+  assert.equal(serials[0], serialOf(N - 1));
   assert.deepEqual(serials, [...serials].sort().reverse());
   assert.deepEqual(desc.printers.map((x) => x.meters.total), desc.printers.map((x) => x.meters.total).sort((a, b) => b! - a!));
-  const byName = (await page('?filter=all&sort=name&limit=1000')).printers;
+  // The whole list in two pages (at most 1000 a page).
+  const byName = [...(await page('?filter=all&sort=name&limit=1000')).printers, ...(await page('?filter=all&sort=name&offset=1000&limit=1000')).printers];
+  assert.equal(byName.length, N);
   const names = byName.map((x) => (x.description as string | null) || x.model);
   assert.deepEqual(names.slice(0, 3), ['ECOSYS M3145', 'ECOSYS M3145', 'ECOSYS M3145']);
   assert.equal(names.at(-1), 'The last one, by the Lift', 'its name, not its model, places it');

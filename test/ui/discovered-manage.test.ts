@@ -277,7 +277,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
   test('a name is given on Discovered, shown there and on Printers once saved; Printers sorts by a header', async () => {
     const page = await signIn(1280);
     await page.click(`button[data-name-edit="${MAC_KEY}"]`);
-    await page.fill(`#name-${MAC_KEY}`, 'Reception laser');
+    await page.fill(`[data-name-form="${MAC_KEY}"] input`, 'Reception laser');
     await page.click(`[data-name-form="${MAC_KEY}"] button[type=submit]`);
     const row = page.locator(`#discovered tr[data-serial="${MAC_KEY}"]`);
     await page.waitForFunction((s) => document.querySelector(`#discovered tr[data-serial="${s}"] .printer-name`)?.textContent === 'Reception laser', MAC_KEY);
@@ -296,7 +296,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
     // On a phone: the same, and the form fits.
     const phone = await signIn(390);
     await phone.click(`button[data-name-edit="${wireKey}"]`);
-    await phone.fill(`#name-${wireKey}`, 'Stock room');
+    await phone.fill(`[data-name-form="${wireKey}"] input`, 'Stock room');
     await noSideScroll(phone, 'the name form at 390 px');
     await accessible(phone, 'the name form at 390 px');
     await phone.click(`[data-name-form="${wireKey}"] button[type=submit]`);

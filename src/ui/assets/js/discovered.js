@@ -114,6 +114,7 @@ export async function discoveredView() {
   /** @type {{ serial: string, input: HTMLInputElement, was: string } | null} */
   let editing = null;
   let stale = false;
+  let nameFields = 0;
   guardLeave(() => (editing && editing.input.value !== editing.was ? 'The name being edited is not saved.' : null));
 
   /** The status cell: answering or not, and a pending move with its Confirm. @param {Found} p @param {string} name */
@@ -166,14 +167,16 @@ export async function discoveredView() {
         onclick: () => edit(),
       }));
     const edit = () => {
-      const input = h('input', { type: 'text', id: 'name-' + p.serial, value: p.name || '', maxlength: 1024, autocomplete: 'off' });
+      // A serial may hold characters an id may not (spaces): the field's id is a counter's.
+      const id = 'name-field-' + ++nameFields;
+      const input = h('input', { type: 'text', id, value: p.name || '', maxlength: 1024, autocomplete: 'off' });
       editing = { serial: p.serial, input, was: p.name || '' };
       const done = () => {
         editing = null;
         if (stale) load().catch(() => {});
       };
       const form = h('form', { class: 'name-form', 'data-name-form': p.serial },
-        h('label', { for: 'name-' + p.serial, text: 'Name of ' + (p.model || p.serial) }), input,
+        h('label', { for: id, text: 'Name of ' + (p.model || p.serial) }), input,
         h('div', { class: 'toolbar' },
           h('button', { type: 'submit', class: 'primary', text: 'Save name' }),
           h('button', { type: 'button', text: 'Cancel', onclick: () => (show(), done()) })));
