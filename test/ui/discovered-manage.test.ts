@@ -15,7 +15,7 @@
 // nothing changed; bad sort parameters are 400 naming the choices.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -49,6 +49,8 @@ const HIDDEN = 'DM-HID-0003';
 const SAVED_Z = 'DM-S-0001';
 const SAVED_A = 'DM-S-0002';
 const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
+// Screenshots go to a temporary directory; PRINTBOX_UI_DOCS=1 copies them to docs/ui/.
+const shots = mkdtempSync(join(tmpdir(), 'printbox-discovered-manage-shots-'));
 
 type Page = import('playwright-core').Page;
 interface Info { serial: string; ip: string; name?: string; hidden?: boolean; model?: string }
@@ -138,6 +140,10 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
     await lanSim?.stop();
     lan?.destroy();
     if (dir) rmSync(dir, { recursive: true, force: true });
+    console.log(`# screenshots: ${shots}`);
+    if (process.env.PRINTBOX_UI_DOCS) {
+      for (const n of ['discovered-manage', 'discovered-manage-phone']) copyFileSync(join(shots, `${n}.png`), join(repoRoot, 'docs/ui', `${n}.png`));
+    }
   });
 
   const signIn = async (width: number) => {
@@ -205,6 +211,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
       assert.equal(await u.locator('td').nth(2).textContent(), unkeyed.why);
       await noSideScroll(page, `discovered at ${width} px`);
       await accessible(page, `discovered at ${width} px`);
+      await page.screenshot({ path: join(shots, width < 640 ? 'discovered-manage-phone.png' : 'discovered-manage.png'), fullPage: true, scale: 'css' });
       await page.context().close();
     }
     assert.deepEqual(pageErrors, []);
