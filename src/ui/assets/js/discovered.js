@@ -59,10 +59,14 @@ let awaitingTimer;
 export function watchAwaiting() {
   const ask = () => get('/discover/status').then((o) => showAwaiting(o.awaiting_save), () => {});
   onEvent((name, d) => {
-    if (name === 'device_change' || name === 'poll' || (name === 'discovery_update' && d.state !== 'running')) {
-      clearTimeout(awaitingTimer);
-      awaitingTimer = setTimeout(ask, 700);
-    }
+    if (name !== 'device_change' && name !== 'poll' && !(name === 'discovery_update' && d.state !== 'running')) return;
+    // The first event of a burst starts the wait and later ones join it: a wait restarted by each
+    // would never end while a scan's events keep coming.
+    if (awaitingTimer !== undefined) return;
+    awaitingTimer = setTimeout(() => {
+      awaitingTimer = undefined;
+      void ask();
+    }, 700);
   });
   void ask();
 }
