@@ -61,13 +61,18 @@ export function onOwnSubnet(ip: string, subnets: readonly Pick<LocalSubnet, 'cid
   return subnets.some((s) => inAllowedRanges(ip, [s.cidr]));
 }
 
+/** The MAC the box saw on the wire for `ip`, when `ip` is on the box's own subnets (else none: a routed host's entry would be the router's). */
+export function wireMac(ip: string, lookup: (ip: string) => string | undefined, subnets?: readonly Pick<LocalSubnet, 'cidr'>[]): string | undefined {
+  return onOwnSubnet(ip, subnets) ? lookup(ip) : undefined;
+}
+
 /**
  * Issue 33: a printer on the box's own subnets that reported no MAC address of its own gets the
  * one the box saw on the wire (a printer's own report wins; routed hosts get none). Changes `o`.
  */
 export function withNeighbourMac(o: Observation, lookup: (ip: string) => string | undefined, subnets?: readonly Pick<LocalSubnet, 'cidr'>[]): Observation {
-  if (o.fields.mac_address || !onOwnSubnet(o.ip, subnets)) return o;
-  const mac = lookup(o.ip);
+  if (o.fields.mac_address) return o;
+  const mac = wireMac(o.ip, lookup, subnets);
   if (!mac) return o;
   o.fields.mac_address = mac;
   o.printerInfo = { ...o.printerInfo, mac_address: mac };

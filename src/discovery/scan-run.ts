@@ -11,7 +11,7 @@ import type { DiscoveryContext } from './context.js';
 import { limiter } from './limiter.js';
 import { mergeObservation } from './merge.js';
 import { counterFlagOf, withRawData } from './move-check.js';
-import { withNeighbourMac } from './neighbours.js';
+import { wireMac, withNeighbourMac } from './neighbours.js';
 import { flagIfCounterDown } from './counter-check.js';
 import { findSamePrinter, readProbedIpp, SNMP_GRACE_MS } from './announced.js';
 import { PRINTER_PORTS, PROBE_CONNECTIONS, PROBE_TIMEOUT_MS, probeHosts, readsByIpp, withProbedPorts } from './port-probe.js';
@@ -42,6 +42,17 @@ export interface NotPrinter {
   why: string;
 }
 
+/** A host that answered as a printer with nothing to key its record by (GET /discover/status). */
+export interface UnkeyedPrinter {
+  ip: string;
+  why: string;
+  manufacturer?: string;
+  model?: string;
+}
+
+/** Unkeyed printers listed at most (one scan of a /16 of such hosts must not fill the answer). */
+const MAX_UNKEYED_LISTED = 256;
+
 /** What a scan knows of each host so far. */
 interface ScanHosts {
   /** Stored as printers. */
@@ -51,6 +62,8 @@ interface ScanHosts {
   /** Answered SNMP without a printer's evidence: why (IPP may still show a printer there). */
   snmpOnly: Map<string, string>;
   notPrinter(ip: string, why: string): void;
+  /** Answered SNMP as printers with no serial and no MAC (an IPP read may still key them). */
+  unkeyed: Map<string, UnkeyedPrinter>;
 }
 
 /** A scan's bookkeeping for replies that claim a known serial from another address. */
@@ -72,6 +85,8 @@ export class ScanRun {
 
   /** The hosts the last scan heard that are not printers, each with why (at most MAX_NOT_PRINTERS_LISTED). */
   notPrinters: NotPrinter[] = [];
+  /** The printers the last scan heard and could not store: nothing to key them by (at most MAX_UNKEYED_LISTED). */
+  unkeyed: UnkeyedPrinter[] = [];
 
   async run(state: ScanState, signal: AbortSignal): Promise<void> {
     const { settings, events, log } = this.ctx.deps;
@@ -116,7 +131,7 @@ export class ScanRun {
             onHost: () => (probed++, (phases.probes_ms = Date.now() - started), progress()),
           })
         : undefined;
-      const hosts: ScanHosts = { answered: new Set(), recorded: new Map(), snmpOnly: new Map(), notPrinter: (ip, why) => notPrinters.set(ip, why) };
+      const hosts: ScanHosts = { answered: new Set(), recorded: new Map(), snmpOnly: new Map(), notPrinter: (ip, why) => notPrinters.set(ip, why), unkeyed: new Map() };
       // Hosts with 631 open and no SNMP answer are read by IPP beside their own SNMP read, not after the scan.
       const timeline = s.discovery.enable_snmp ? new SnmpTimeline() : undefined;
       const probedReads = probes ? this.readProbed(probes, hosts, timeline, methods, state.scan_id, signal, () => (phases.ipp_ms = Date.now() - started)) : Promise.resolve(0);
@@ -159,6 +174,8 @@ export class ScanRun {
       await Promise.all(round.sightings);
       state.scanned = scanned();
       state.not_printers = notPrinters.size;
+      // Those an IPP read keyed after all (a serial or printer-uuid) are stored, not listed here.
+      this.unkeyed = [...hosts.unkeyed.values()].filter((u) => !hosts.answered.has(u.ip)).slice(0, MAX_UNKEYED_LISTED);
       this.notPrinters = [...notPrinters].slice(0, MAX_NOT_PRINTERS_LISTED).map(([ip, why]) => ({ ip, why }));
       if (notPrinters.size > 0) log.info({ scan_id: state.scan_id, not_printers: notPrinters.size, hosts: this.notPrinters.slice(0, 16) }, 'hosts that answered but are not printers: not listed');
       if (result.aborted || signal.aborted) {
@@ -275,9 +292,16 @@ export class ScanRun {
       return undefined;
     }
     const parsed = parsePrinter(host.values, host.address, new Date(now));
-    const observation = toObservation(parsed, host.address, now, scanId);
+    // No serial and no MAC of its own: the MAC the box saw on the wire keys it (`MAC-…`, as a
+    // printer reporting its MAC would be), for a printer on the box's own links.
+    const seenMac = parsed.serial || parsed.info.mac_address ? undefined : wireMac(host.address, (ip) => this.ctx.neighbour(ip));
+    const observation = toObservation(seenMac ? { ...parsed, info: { ...parsed.info, mac_address: seenMac } } : parsed, host.address, now, scanId);
     if (!observation) {
+      // Keyed by its address it would become a second record when the address changes: not stored,
+      // and said on the Discovered page (GET /discover/status `unkeyed_printers`).
+      const why = 'answered as a printer without a serial or a MAC address, and the box has no neighbour entry for it (not on its own links): nothing to tell it apart from another printer at this address later; not stored';
       log.warn({ ip: host.address }, 'printer answered without serial or MAC address; not stored');
+      hosts.unkeyed.set(host.address, { ip: host.address, why, ...(parsed.info.manufacturer ? { manufacturer: parsed.info.manufacturer } : {}), ...(parsed.info.model ? { model: parsed.info.model } : {}) });
       return undefined;
     }
     observation.discoveryMethods = methods;

@@ -17,7 +17,7 @@ import { DiscoveryContext, type DiscoveryDeps } from './context.js';
 import { RecordWriter } from './record-writer.js';
 import { Sightings } from './sightings.js';
 import { Announcements } from './announcements.js';
-import { ScanRun, type NotPrinter, type ScanState } from './scan-run.js';
+import { ScanRun, type NotPrinter, type ScanState, type UnkeyedPrinter } from './scan-run.js';
 import { poll } from './polling.js';
 import { CounterFlaggedError } from './counter-check.js';
 import type { CounterFlag } from './move-check.js';
@@ -30,6 +30,8 @@ export type { DiscoveryDeps } from './context.js';
 export interface DiscoveryOverview {
   scan: ScanState | null;
   not_printer_hosts: NotPrinter[];
+  unkeyed_printers: UnkeyedPrinter[];
+  awaiting_save: number;
   print_queues: QueueEntry[];
   mdns: MdnsStatus | null;
   /** WS-Discovery's and SSDP's flood bounds (null while the listener is off). */
@@ -111,6 +113,8 @@ export class DiscoveryService {
     return {
       scan: this.current?.state ?? null,
       not_printer_hosts: this.scans.notPrinters,
+      unkeyed_printers: this.scans.unkeyed,
+      awaiting_save: this.deps.devices.countAwaitingSave(),
       print_queues: this.announcements.queueList(),
       mdns: this.mdns?.running ? this.mdns.status() : null,
       wsd: this.wsd?.running ? this.wsd.status() : null,

@@ -56,6 +56,8 @@ export interface DiscoveredFilter {
   /** Only devices seen at or after this time (epoch ms). */
   seenSince?: number;
   includeKnown: boolean;
+  /** Hidden (not visible) records too: the Discovered page's "Show hidden", where one is unhidden. */
+  includeHidden?: boolean;
 }
 
 export class DeviceStore {
@@ -68,6 +70,7 @@ export class DeviceStore {
   private readonly byMacStmt;
   private readonly byIpStmt;
   private readonly countUnsavedStmt;
+  private readonly countAwaitingStmt;
   private readonly oldestUnsavedStmt;
   private readonly savedProjections = new Map<string, Statement>();
   private readonly metrics: MetricsStore;
@@ -89,6 +92,7 @@ export class DeviceStore {
     this.byMacStmt = db.prepare('SELECT d.serial FROM devices d WHERE lower(d.mac_address) = ? ORDER BY d.serial').pluck();
     this.byIpStmt = db.prepare(`${SELECT_DEVICES} WHERE d.ip = ${BOUND_SERIAL} ORDER BY d.serial`);
     this.countUnsavedStmt = db.prepare('SELECT count(*) FROM devices WHERE is_saved = 0').pluck();
+    this.countAwaitingStmt = db.prepare('SELECT count(*) FROM devices WHERE is_saved = 0 AND visible = 1').pluck();
     this.oldestUnsavedStmt = db.prepare(`SELECT d.serial, ${SEEN} ${FROM_DEVICES} WHERE d.is_saved = 0 ORDER BY seen, d.serial LIMIT ?`).pluck();
     this.savedEntriesStmt = db.prepare(
       `SELECT d.serial, d.list_entry AS entry, d.list_head_bytes AS head_bytes, d.list_tail_bytes AS tail_bytes, d.list_made_by AS made_by, ${SEEN}
@@ -173,7 +177,7 @@ export class DeviceStore {
   }
 
   listDiscovered(f: DiscoveredFilter): Device[] {
-    const where = ['d.visible = 1'];
+    const where = f.includeHidden ? [] : ['d.visible = 1'];
     const params: unknown[] = [];
     // A saved printer with a pending move is listed too: a person has to look at it.
     if (!f.includeKnown) where.push("(d.is_saved = 0 OR CASE WHEN json_valid(d.raw_data) THEN json_extract(d.raw_data, '$.pending_move') END IS NOT NULL)");
@@ -181,7 +185,7 @@ export class DeviceStore {
       where.push('seen >= ?');
       params.push(f.seenSince);
     }
-    const sql = `${SELECT_DEVICES} WHERE ${where.join(' AND ')} ORDER BY d.serial`;
+    const sql = `${SELECT_DEVICES} WHERE ${where.length ? where.join(' AND ') : '1'} ORDER BY d.serial`;
     return (this.db.prepare(sql).all(...params) as Row[]).map(fromRow);
   }
 
@@ -227,6 +231,11 @@ export class DeviceStore {
   /** The records at this address, in serial order: one index seek (migration 15). */
   atAddress(ip: string): Device[] {
     return (this.byIpStmt.all(ip) as Row[]).map(fromRow);
+  }
+
+  /** How many visible records are not saved (the Discovered page's, awaiting a person's Save): one seek in the listing index. */
+  countAwaitingSave(): number {
+    return this.countAwaitingStmt.get() as number;
   }
 
   /** How many records are not saved (discovered only): counted from the listing index. */

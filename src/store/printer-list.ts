@@ -13,12 +13,32 @@ export type PrinterFilter = (typeof PRINTER_FILTERS)[number];
 /** A supply at or under this level (percent) counts as low: the UI's LOW mark. */
 export const LOW_SUPPLY = 15;
 
+/**
+ * The columns the Printers page sorts by (a header's button), each an expression over the devices
+ * row `d` and, for the meters and the time seen, the newest reading `r` / `l`. Nulls sort last
+ * whichever the direction: a printer with no reading is not the "highest".
+ */
+export const PRINTER_SORTS = {
+  name: "lower(coalesce(nullif(d.description, ''), nullif(d.model, ''), d.serial))",
+  last_seen: 'max(d.last_seen, coalesce(l.ts, d.last_seen))',
+  total: "coalesce(nullif(r.page_count, 0), CASE WHEN r.mono_pages IS NOT NULL OR r.color_pages IS NOT NULL THEN coalesce(r.mono_pages, 0) + coalesce(r.color_pages, 0) END)",
+  mono: 'r.mono_pages',
+  colour: 'r.color_pages',
+} as const;
+export type PrinterSort = keyof typeof PRINTER_SORTS;
+export const SORT_ORDERS = ['asc', 'desc'] as const;
+export type SortOrder = (typeof SORT_ORDERS)[number];
+const NEEDS_READING: readonly PrinterSort[] = ['last_seen', 'total', 'mono', 'colour'];
+
 export interface PrinterQuery {
   /** Text searched, ASCII letters without regard to case (SQLite's lower()), in serial, model, manufacturer, address, hostname, location, asset number, description. */
   search: string;
   filter: PrinterFilter;
   offset: number;
   limit: number;
+  /** None: serial order (the list's own, and the statement the plan test reads). */
+  sort?: PrinterSort;
+  order?: SortOrder;
 }
 
 /** One row as read: the devices columns the page shows and the newest raw reading's. */
@@ -49,14 +69,17 @@ const WHERE_FILTER: Record<PrinterFilter, string> = {
  * reading is joined by rowid (device_latest.raw_id), one seek into metrics_raw per printer; a
  * reading that retention removed joins nothing.
  */
-function statementSql(filter: PrinterFilter): string {
+function statementSql(filter: PrinterFilter, sort?: PrinterSort, order: SortOrder = 'asc'): string {
   const search = SEARCHED.map((c) => `instr(lower(coalesce(d.${c}, '')), lower(@q)) > 0`).join(' OR ');
   const reading = 'LEFT JOIN device_latest l ON l.serial = d.serial LEFT JOIN metrics_raw r ON r.id = l.raw_id';
+  const joined = filter === 'alerts' || (sort !== undefined && NEEDS_READING.includes(sort));
+  // A sorted page keeps its place (rn) for the outer select; the serial breaks ties, so paging is stable.
+  const by = sort ? `(${PRINTER_SORTS[sort]}) IS NULL, ${PRINTER_SORTS[sort]} ${order.toUpperCase()}, d.serial` : 'd.serial';
   return `WITH page AS (
-      SELECT d.serial, count(*) OVER () AS total
-      FROM devices d ${filter === 'alerts' ? reading : ''}
+      SELECT d.serial, count(*) OVER () AS total${sort ? `, row_number() OVER (ORDER BY ${by}) AS rn` : ''}
+      FROM devices d ${joined ? reading : ''}
       WHERE d.is_saved = 1 AND (${WHERE_FILTER[filter]}) AND (@q = '' OR ${search})
-      ORDER BY d.serial
+      ORDER BY ${by}
       LIMIT @limit OFFSET @offset)
     SELECT d.serial, d.ip, d.manufacturer, d.model, d.hostname, d.location, d.asset_number, d.description,
       d.visible, d.status_messages, d.printer_info -> '$.toner_alerts' AS toner_alerts,
@@ -66,18 +89,19 @@ function statementSql(filter: PrinterFilter): string {
       max(d.last_seen, coalesce(l.ts, d.last_seen)) AS seen,
       r.ts AS reading_ts, r.page_count, r.mono_pages, r.color_pages, r.toner_levels, p.total
     FROM page p JOIN devices d ON d.serial = p.serial ${reading}
-    ORDER BY p.serial`;
+    ORDER BY ${sort ? 'p.rn' : 'p.serial'}`;
 }
 
 export class PrinterListStore {
-  private readonly stmts = new Map<PrinterFilter, Statement>();
+  private readonly stmts = new Map<string, Statement>();
   constructor(private readonly db: DB) {}
 
-  private stmt(filter: PrinterFilter): Statement {
-    let s = this.stmts.get(filter);
+  private stmt(filter: PrinterFilter, sort?: PrinterSort, order?: SortOrder): Statement {
+    const key = `${filter} ${sort ?? ''} ${order ?? ''}`;
+    let s = this.stmts.get(key);
     if (!s) {
-      s = this.db.prepare(statementSql(filter));
-      this.stmts.set(filter, s);
+      s = this.db.prepare(statementSql(filter, sort, order));
+      this.stmts.set(key, s);
     }
     return s;
   }
@@ -85,10 +109,10 @@ export class PrinterListStore {
   /** One page and the number of matches in all. */
   page(q: PrinterQuery): { total: number; rows: PrinterRow[] } {
     const p = { q: q.search, limit: q.limit, offset: q.offset };
-    const rows = this.stmt(q.filter).all(p) as PrinterRow[];
+    const rows = this.stmt(q.filter, q.sort, q.order).all(p) as PrinterRow[];
     if (rows.length || q.offset === 0) return { total: rows.length ? (rows[0].total as number) : 0, rows };
     // Past the end: no row carries the total, so it is counted (the same filter, no page).
-    const n = this.stmt(q.filter).all({ ...p, limit: 1, offset: 0 }) as PrinterRow[];
+    const n = this.stmt(q.filter, q.sort, q.order).all({ ...p, limit: 1, offset: 0 }) as PrinterRow[];
     return { total: n.length ? (n[0].total as number) : 0, rows };
   }
 

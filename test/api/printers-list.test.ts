@@ -153,6 +153,32 @@ test('paging: the pages of a filter add up to its total, without a gap or a repe
   assert.equal(past.total, N - 40);
 });
 
+test('sort: by name (a person\'s name, else the model), by a meter either way; pages of a sort add up without a gap or a repeat', async () => {
+  // Every newest total is 2000 + i (page_count, or mono + colour where it is missing): largest first is the serials backwards.
+  const desc = await page('?filter=all&sort=total&order=desc&limit=1000');
+  const serials = desc.printers.map((x) => x.serial);
+  assert.equal(serials[0], serialOf(N - 1));
+  assert.deepEqual(serials, [...serials].sort().reverse());
+  assert.deepEqual(desc.printers.map((x) => x.meters.total), desc.printers.map((x) => x.meters.total).sort((a, b) => b! - a!));
+  // The whole list in two pages (at most 1000 a page).
+  const byName = [...(await page('?filter=all&sort=name&limit=1000')).printers, ...(await page('?filter=all&sort=name&offset=1000&limit=1000')).printers];
+  assert.equal(byName.length, N);
+  const names = byName.map((x) => (x.description as string | null) || x.model);
+  assert.deepEqual(names.slice(0, 3), ['ECOSYS M3145', 'ECOSYS M3145', 'ECOSYS M3145']);
+  assert.equal(names.at(-1), 'The last one, by the Lift', 'its name, not its model, places it');
+  assert.equal(byName.filter((x) => x.model === 'ECOSYS M3145').length, N / 2);
+  const eco = byName.filter((x) => x.model === 'ECOSYS M3145').map((x) => x.serial);
+  assert.deepEqual(eco, [...eco].sort(), 'ties in serial order');
+  const seen: string[] = [];
+  for (let offset = 0; ; offset += 333) {
+    const p = await page(`?filter=all&sort=colour&order=desc&offset=${offset}&limit=333`);
+    seen.push(...p.printers.map((x) => x.serial));
+    if (p.printers.length < 333) break;
+  }
+  assert.equal(new Set(seen).size, N);
+  assert.deepEqual(seen, [...seen].sort().reverse(), 'colour 500 + i, largest first, across pages');
+});
+
 test('forecast=true: each printer with the supply that empties first, or null', async () => {
   const p = await page('?search=PRN-0000&forecast=true&limit=5');
   assert.equal(p.printers.length, 5);
@@ -182,6 +208,9 @@ test('bad parameters are 400 naming the parameter; other methods 405', async () 
     ['?forecast=yes', 'invalid forecast parameter: true or false'],
     ['?forecast=true&limit=101', 'invalid limit parameter: at most 100 with forecast=true'],
     ['?forecast=true', 'invalid limit parameter: at most 100 with forecast=true'],
+    ['?sort=model', 'invalid sort parameter: one of name, last_seen, total, mono, colour'],
+    ['?sort=__proto__', 'invalid sort parameter: one of name, last_seen, total, mono, colour'],
+    ['?sort=name&order=up', 'invalid order parameter: one of asc, desc'],
   ];
   for (const [q, message] of cases) expectTextError(await agent.get(`/api/printers${q}`), 400, message);
   const post = await agent.request('/api/printers', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });

@@ -80,7 +80,7 @@ const inView = (page: import('playwright-core').Page, serial: string) => page.ev
 const topInView = (page: import('playwright-core').Page) => page.evaluate(() => [...document.querySelectorAll<HTMLElement>('#saved tbody tr[data-serial]')]
   .find((tr) => tr.getBoundingClientRect().bottom > 0)?.dataset.serial);
 
-test('the page shows the first of 2,000 printers with at most 6 data requests (who is signed in among them), the list in one, only the rows in view drawn', { skip }, async () => {
+test('the page shows the first of 2,000 printers with at most 7 data requests (who is signed in and the Discovered count among them), the list in one, only the rows in view drawn', { skip }, async () => {
   const { ctx, page, requests } = await openPage();
   try {
     await page.goto(`${base}/#/printers`);
@@ -90,11 +90,17 @@ test('the page shows the first of 2,000 printers with at most 6 data requests (w
     await page.waitForSelector('#conn[data-state="live"]');
     await page.waitForFunction(() => (document.getElementById('version')?.textContent ?? '') !== '');
     await until('the alert count request answered', () => requests.some((r) => r.path.startsWith('/api/alerts')));
+    await until('the Discovered count request answered', () => requests.some((r) => r.path.startsWith('/discover/status')));
     const assets = requests.filter((r) => ASSET_TYPES.has(r.type) && !r.path.startsWith('/events'));
     const data = requests.filter((r) => !assets.includes(r));
     console.log(`# opening: ${data.length} data requests (${data.map((r) => r.path.split('?')[0]).join(', ')}) and ${assets.length} assets (${assets.map((r) => r.path).join(', ')})`);
-    // The stream, the list, the alert count, settings, version, and who is signed in (the role decides the controls).
-    assert.ok(data.length <= 6, `at most 6 data requests, not ${data.length}: ${JSON.stringify(data)}`);
+    // The stream, the list, the alert count, the navigation's count of discovered printers awaiting
+    // saving, settings, version, and who is signed in (the role decides the controls).
+    // Counted by path: the alert count asked again for an `alert` event the agent sends while the
+    // page opens (its rules evaluated over 2,000 printers) is an answer to that event, not the opening's.
+    const paths = new Set(data.map((r) => r.path.split('?')[0]));
+    assert.ok(paths.size <= 7, `at most 7 data requests, not ${paths.size}: ${JSON.stringify(data)}`);
+    assert.ok(data.filter((r) => !r.path.startsWith('/api/alerts')).length <= 6, `each other request once: ${JSON.stringify(data)}`);
     assert.equal(listRequests(data).length, 1, `the list is one request: ${JSON.stringify(data)}`);
     assert.match(listRequests(data)[0].path, /[?&]limit=50\b/);
     assert.ok(!requests.some((r) => /\/api\/devices\/(profile|forecast)|\/devices\/(list|metrics)/.test(r.path)), 'no request per printer, no whole list');

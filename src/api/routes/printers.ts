@@ -5,7 +5,7 @@ import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
 import { errorText, sendJsonBody, sendText } from '../respond.js';
 import { parseInteger, queryOf } from '../query.js';
-import { PRINTER_FILTERS, PrinterListStore, type PrinterFilter, type PrinterRow } from '../../store/printer-list.js';
+import { PRINTER_FILTERS, PRINTER_SORTS, PrinterListStore, SORT_ORDERS, type PrinterFilter, type PrinterRow, type PrinterSort, type SortOrder } from '../../store/printer-list.js';
 import { formatTime } from '../../model/time.js';
 import { readForecast } from '../../forecast/read.js';
 import type { SupplyForecast } from '../../forecast/supply-forecast.js';
@@ -119,6 +119,12 @@ export function register(app: App, ctx: AgentContext): void {
     if (typeof offset === 'string') return sendText(res, 400, offset);
     const limit = intParam(q, 'limit', LIMIT_DEFAULT, 1, LIMIT_MAX);
     if (typeof limit === 'string') return sendText(res, 400, limit);
+    const sortText = q.get('sort') || undefined;
+    if (sortText !== undefined && !Object.hasOwn(PRINTER_SORTS, sortText)) {
+      return sendText(res, 400, `invalid sort parameter: one of ${Object.keys(PRINTER_SORTS).join(', ')}`);
+    }
+    const orderText = q.get('order') || 'asc';
+    if (!(SORT_ORDERS as readonly string[]).includes(orderText)) return sendText(res, 400, `invalid order parameter: one of ${SORT_ORDERS.join(', ')}`);
     const forecastText = q.get('forecast') ?? 'false';
     if (forecastText !== 'true' && forecastText !== 'false') return sendText(res, 400, 'invalid forecast parameter: true or false');
     const forecast = forecastText === 'true';
@@ -128,7 +134,7 @@ export function register(app: App, ctx: AgentContext): void {
     let page;
     try {
       store ??= new PrinterListStore(ctx.db);
-      page = store.page({ search, filter: filterText as PrinterFilter, offset, limit });
+      page = store.page({ search, filter: filterText as PrinterFilter, offset, limit, sort: sortText as PrinterSort | undefined, order: orderText as SortOrder });
     } catch (err) {
       return sendText(res, 500, `failed to list printers: ${errorText(err)}`);
     }

@@ -51,10 +51,12 @@ export function register(app: App, ctx: AgentContext): void {
     const q = queryOf(req);
     const minutes = parseInteger(q.get('minutes'));
     const includeKnown = q.get('include_known') === 'true';
+    const includeHidden = q.get('include_hidden') === 'true';
     let list;
     try {
       list = devices.listDiscovered({
         includeKnown,
+        includeHidden,
         seenSince: minutes !== undefined && minutes > 0 ? ctx.now() - minutes * 60_000 : undefined,
       });
     } catch (err) {
@@ -73,7 +75,14 @@ export function register(app: App, ctx: AgentContext): void {
           latest = undefined; // metric lookup errors are ignored (contract 4.1)
         }
         const info = printerInfoOf(d, latest);
-        return d.is_saved ? { ...info, is_saved: true } : info;
+        // What the Discovered page shows beside the contract's fields: the name a person gave
+        // (the record's description), whether it is hidden, saved (a pending move).
+        return {
+          ...info,
+          ...(d.description ? { name: d.description } : {}),
+          ...(d.visible ? {} : { hidden: true }),
+          ...(d.is_saved ? { is_saved: true } : {}),
+        };
       }),
     );
   });

@@ -6,7 +6,7 @@
 // (src/ui/assets/tsconfig.json) when the agent is built.
 import { signOut, get } from './api.js';
 import { alertsView, watchAlertCount } from './alerts.js';
-import { discoveredView } from './discovered.js';
+import { discoveredView, watchAwaiting } from './discovered.js';
 import { $, h } from './dom.js';
 import { openEvents } from './live.js';
 import { logsView } from './logs.js';
@@ -83,6 +83,7 @@ async function start() {
   });
   route();
   watchAlertCount();
+  watchAwaiting();
   const [s, v] = await Promise.all([get('/settings'), get('/api/version'), role]);
   showStorage(s.storage);
   $('version').textContent = 'Agent ' + v.version + ' (' + v.git_commit + ')';

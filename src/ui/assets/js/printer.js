@@ -13,7 +13,7 @@ import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.j
 
 /** The fields a person sets. */
 const FIELDS = /** @type {const} */ ([
-  ['asset_number', 'Asset number'], ['location', 'Location'], ['description', 'Description'],
+  ['asset_number', 'Asset number'], ['location', 'Location'], ['description', 'Name'],
 ]);
 
 // A pending move or a counter that went down (discovery/move-check.ts): only a person decides.

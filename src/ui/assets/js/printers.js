@@ -13,6 +13,7 @@ import { get, post } from './api.js';
 import { ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { daysText, statusBadges, supplyBars, webPageLink } from './printer-parts.js';
+import { sortableHead } from './sortable.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
 
 /** @typedef {import('./types').Schemas['PrinterPage']['printers'][number]} Printer */
@@ -29,7 +30,15 @@ const FIRST_ROW_HEIGHT = 80;
  * @type {Record<string, import('./types').GetQuery<'/api/printers'>['filter']>}
  */
 const PRINTER_FILTER = { visible: 'shown', alerts: 'alerts', hidden: 'hidden', all: 'all' };
-const COLUMNS = ['Printer', 'Status', 'Last seen', 'Total', 'Mono', 'Colour', 'Supplies', 'Empties soonest', ''];
+// The box sorts (GET /api/printers `sort`): the list is paged, so a sort of the rows drawn would
+// sort only them. Meters and the time seen sort largest and newest first.
+/** @type {import('./sortable.js').Column[]} */
+const COLUMNS = [{ label: 'Printer', key: 'name' }, 'Status', { label: 'Last seen', key: 'last_seen', first: 'desc' },
+  { label: 'Total', key: 'total', first: 'desc' }, { label: 'Mono', key: 'mono', first: 'desc' },
+  { label: 'Colour', key: 'colour', first: 'desc' }, 'Supplies', 'Empties soonest', ''];
+// The sort chosen, kept for the page's life (refreshes on events and coming back keep it).
+/** @type {import('./sortable.js').SortState} */
+const sortState = { dir: 'asc' };
 
 export async function printersView() {
   setTitle('Printers');
@@ -42,7 +51,7 @@ export async function printersView() {
     h('option', { value: 'alerts', text: 'With alerts or low supplies' }),
     h('option', { value: 'hidden', text: 'Hidden printers' }),
     h('option', { value: 'all', text: 'All saved printers' }));
-  const table = h('table', { id: 'saved', class: 'cards' });
+  const table = h('table', { id: 'saved', class: 'cards sortable' });
   // The rows above and below the window are this box's padding (set through the CSSOM, which the
   // page's Content-Security-Policy allows).
   const pane = h('div', { id: 'saved-window', class: 'window' }, table);
@@ -67,6 +76,7 @@ export async function printersView() {
     const page = await get('/api/printers', {
       search: search.value.trim(), filter: PRINTER_FILTER[filter.value], offset, limit,
       forecast: withForecast ? 'true' : undefined,
+      sort: /** @type {import('./types').GetQuery<'/api/printers'>['sort']} */ (sortState.key), order: sortState.key ? sortState.dir : undefined,
     });
     if (withForecast) for (const p of page.printers) forecasts.set(p.serial, p.soonest_empty);
     return page;
@@ -132,6 +142,9 @@ export async function printersView() {
   }
   /** @type {HTMLTableSectionElement | null} */
   let tbody = null;
+  // Built once: the focus stays on the sort button pressed while the rows change under it.
+  const head = sortableHead(COLUMNS, sortState, () => reload());
+  head.row.setAttribute('aria-rowindex', '1');
   /** Each row drawn, by serial (a place not yet answered by '#' and its place): what it shows (`key`) and its element. @type {Map<string, {key: string, tr: HTMLElement}>} */
   let built = new Map();
   /** @param {Printer} p */
@@ -141,8 +154,9 @@ export async function printersView() {
     const visible = !p.hidden;
     const soonest = soonestSupply === undefined ? h('span', { class: 'muted', text: '…' })
       : soonestSupply ? soonestSupply.name.replace(/_/g, ' ') + ' ' + daysText(soonestSupply).text : h('span', { class: 'muted', text: '–' });
+    const name = p.description || p.model || p.serial;
     const hide = h('button', {
-      type: 'button', 'data-hide': p.serial, 'data-write': true, 'aria-label': (visible ? 'Hide ' : 'Show ') + (p.model || p.serial),
+      type: 'button', 'data-hide': p.serial, 'data-write': true, 'aria-label': (visible ? 'Hide ' : 'Show ') + name,
       text: visible ? 'Hide' : 'Show',
       onclick: async () => {
         hide.disabled = true;
@@ -157,11 +171,11 @@ export async function printersView() {
     });
     return h('tr', { 'data-serial': p.serial },
       h('td', { 'data-label': 'Printer' },
-        h('a', { href: '#/printer/' + encodeURIComponent(p.serial) }, h('b', { text: p.model || p.serial })),
-        h('div', { class: 'muted', text: [p.manufacturer, p.serial, p.ip, p.location].filter(Boolean).join(' · ') }),
+        h('a', { href: '#/printer/' + encodeURIComponent(p.serial) }, h('b', { class: 'printer-name', text: name })),
+        h('div', { class: 'muted', text: [p.description ? p.model : null, p.manufacturer, p.serial, p.ip, p.location].filter(Boolean).join(' · ') }),
         p.asset_number ? h('div', { class: 'muted', text: 'Asset ' + p.asset_number }) : null,
         visible ? null : h('span', { class: 'badge', text: 'hidden' }),
-        p.web_page ? h('div', {}, webPageLink(p.serial, p.model || p.serial)) : null),
+        p.web_page ? h('div', {}, webPageLink(p.serial, name)) : null),
       h('td', { 'data-label': 'Status' }, statusBadges(p)),
       h('td', { 'data-label': 'Last seen', title: when(p.last_seen), text: ago(p.last_reading || p.last_seen) }),
       h('td', { class: 'num meter-total', 'data-label': 'Total', text: fmtInt(m.total) }),
@@ -206,8 +220,7 @@ export async function printersView() {
     }
     if (!tbody || tbody.parentNode !== table) {
       tbody = h('tbody');
-      const head = h('tr', { 'aria-rowindex': 1 }, COLUMNS.map((t) => h('th', { scope: 'col', text: t })));
-      table.replaceChildren(h('thead', {}, head), tbody);
+      table.replaceChildren(head.el, tbody);
     }
     [first, last] = placesInView();
     // A row is built again only when what it shows changed; the others stay in place, and only the
