@@ -242,6 +242,10 @@ describe('every page at 390 px and 1280 px', { skip: skip || false }, () => {
     const nav = await button.getAttribute('aria-controls');
     assert.ok(nav, 'the button names what it opens');
     assert.equal(await phone.locator(`#${nav} a`).first().isVisible(), false, 'closed: no link shown');
+    // The open alerts' count, hidden with the links, is on the button too.
+    await phone.waitForFunction(() => /^\d+$/.test(document.getElementById('alert-count')?.textContent ?? ''));
+    const count = await phone.textContent('#alert-count');
+    assert.match(await button.locator('.badge').textContent() ?? '', new RegExp(`^${count} open alerts?$`));
     // From the top of the page, Tab reaches the button (the skip link comes first).
     await phone.focus('#skip');
     const walked: string[] = [];
