@@ -6,10 +6,12 @@
 // (src/ui/assets/tsconfig.json) when the agent is built.
 import { signOut, get } from './api.js';
 import { alertsView, watchAlertCount } from './alerts.js';
+import { labelCells } from './cards.js';
 import { discoveredView, watchAwaiting } from './discovered.js';
 import { $, h } from './dom.js';
 import { openEvents } from './live.js';
 import { logsView } from './logs.js';
+import { setupMenu } from './menu.js';
 import { printerView } from './printer.js';
 import { printersView } from './printers.js';
 import { learnRole } from './role.js';
@@ -51,6 +53,8 @@ function route() {
 
 async function start() {
   watchStatus();
+  setupMenu();
+  labelCells(view());
   // The skip link moves focus; it must not become a route.
   $('skip').addEventListener('click', (e) => {
     e.preventDefault();
