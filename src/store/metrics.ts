@@ -416,6 +416,15 @@ export class MetricsStore {
     for (const row of this.deviceRows[tier].iterate(serial, since, until)) yield snapshotOf(tier, row);
   }
 
+  /**
+   * One tier's rows of a device in [since, until] as stored (an aggregate's min and max of each
+   * counter, which a served snapshot does not carry), oldest first: pages per period
+   * (store/page-counts.ts) read a bucket's first and last reading.
+   */
+  *iterateStoredRows(tier: Tier, serial: string, since: number, until: number): Generator<Record<string, unknown>> {
+    yield* this.deviceRows[tier].iterate(serial, since, until);
+  }
+
   /** Each tier whose window intersects [since, until], with the intersection, in history order. */
   private tierRanges(since: number, until: number, now: number): { tier: Tier; lo: number; hi: number }[] {
     const windows = tierWindows(now);
