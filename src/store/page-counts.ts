@@ -168,8 +168,8 @@ function ceilTo(parent: Exclude<Tier, 'raw'>, t: number): number {
 /**
  * Which tier serves which time: [lo, hi) per tier, finest first. A tier serves from the first
  * bucket boundary of the next coarser tier at or after its oldest stored row (retention deletes
- * a tier's rows only once the coarser tier holds their bucket, rollup/retention.ts); an empty tier
- * serves nothing.
+ * a tier's rows only once the coarser tier holds their bucket, rollup/retention.ts). Each tier's
+ * start is a bucket boundary of the next coarser one, so no bucket is counted twice.
  */
 export function tierSegments(oldest: Partial<Record<Tier, number>>, tiers: readonly Tier[]): { tier: Tier; lo: number; hi: number }[] {
   const out: { tier: Tier; lo: number; hi: number }[] = [];
@@ -179,9 +179,13 @@ export function tierSegments(oldest: Partial<Record<Tier, number>>, tiers: reado
     const parent = parents[tier];
     const o = oldest[tier];
     // The coarsest tier used serves everything before; a finer one from its oldest row on.
-    const lo = parent === undefined || tier === tiers[tiers.length - 1]
+    let lo = parent === undefined || tier === tiers[tiers.length - 1]
       ? Number.MIN_SAFE_INTEGER
       : o === undefined ? hi : Math.min(hi, ceilTo(parent, o));
+    // Held back by the finer tier's start (a tier newer than its parent's bucket: a printer first
+    // read this morning, rolled up already): the parent's bucket holding it is not the parent's
+    // to count, or its time would count twice.
+    if (parent !== undefined && lo !== Number.MIN_SAFE_INTEGER) lo = TIER_DEFS[parent].start(lo);
     if (lo < hi) out.push({ tier, lo, hi });
     hi = lo;
   }
