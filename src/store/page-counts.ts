@@ -130,22 +130,23 @@ export function apportion(points: SeriesPoint[], periods: Period[], bridgeMs: nu
   return out;
 }
 
-/** Each counter's series from stored rows (in time order), skipping readings without that counter. */
-export function seriesOf(rows: { tier: Tier; row: Record<string, unknown> }[]): Record<Counter, SeriesPoint[]> {
+/**
+ * Each counter's series from stored rows (in time order, as MetricsStore.pageCounterRows gives
+ * them: ts, then each counter's first and last reading), skipping readings without that counter.
+ */
+export function seriesOf(rows: { tier: Tier; cells: unknown[] }[]): Record<Counter, SeriesPoint[]> {
   const series = Object.fromEntries(PAGE_COUNTERS.map((c) => [c, [] as SeriesPoint[]])) as Record<Counter, SeriesPoint[]>;
   const num = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
-  for (const { tier, row } of rows) {
-    const ts = row.ts as number;
-    for (const c of PAGE_COUNTERS) {
-      if (tier === 'raw') {
-        if (num(row[c])) series[c].push({ t: ts, v: row[c], tier });
-        continue;
-      }
-      const lo = row[`${c}_min`];
-      const hi = row[`${c}_max`];
-      if (!num(lo) || !num(hi)) continue;
-      series[c].push({ t: ts, v: lo, tier, opensRow: true }, { t: TIER_DEFS[tier].next(ts) - 1, v: hi, tier });
-    }
+  for (const { tier, cells } of rows) {
+    const ts = cells[0] as number;
+    const end = tier === 'raw' ? ts : TIER_DEFS[tier].next(ts) - 1;
+    PAGE_COUNTERS.forEach((c, k) => {
+      const lo = cells[1 + 2 * k];
+      const hi = cells[2 + 2 * k];
+      if (!num(lo) || !num(hi)) return;
+      if (tier === 'raw') series[c].push({ t: ts, v: lo, tier });
+      else series[c].push({ t: ts, v: lo, tier, opensRow: true }, { t: end, v: hi, tier });
+    });
   }
   return series;
 }
@@ -223,7 +224,7 @@ export function pageCounts(
     return tierSegments(oldest, tiers).reverse().flatMap(({ tier, lo, hi }) => {
       const a = Math.max(lo, from);
       const b = Math.min(hi - 1, to);
-      return a <= b ? [...metrics.iterateStoredRows(tier, serial, a, b)].map((row) => ({ tier, row })) : [];
+      return a <= b ? metrics.pageCounterRows(tier, serial, a, b).map((cells) => ({ tier, cells })) : [];
     });
   })();
   const series = seriesOf(rows);

@@ -240,3 +240,20 @@ test('the tiers meet at bucket boundaries of the coarser one: a printer first re
     ['daily', Number.MIN_SAFE_INTEGER, Date.UTC(2026, 3, 3)],
   ]);
 });
+
+test('period boundaries: a 25-hour day in Berlin, a day that starts at 01:00 where the clocks skip midnight (Santiago), ISO weeks across a year end', () => {
+  const hours = (zone: string, from: string, to: string) =>
+    periodsOf('day', zone, Date.parse(from), Date.parse(to), 100)!.map((p) => [p.label, new Date(p.start).toISOString(), (p.end - p.start) / HOUR]);
+  assert.deepEqual(hours(BERLIN, '2026-10-24T12:00:00Z', '2026-10-26T12:00:00Z'), [
+    ['2026-10-24', '2026-10-23T22:00:00.000Z', 24], ['2026-10-25', '2026-10-24T22:00:00.000Z', 25], ['2026-10-26', '2026-10-25T23:00:00.000Z', 24],
+  ]);
+  // Chile moves from -04:00 to -03:00 at midnight on 6 September 2026: that day begins at 01:00.
+  assert.deepEqual(hours('America/Santiago', '2026-09-05T12:00:00Z', '2026-09-07T12:00:00Z'), [
+    ['2026-09-05', '2026-09-05T04:00:00.000Z', 24], ['2026-09-06', '2026-09-06T04:00:00.000Z', 23], ['2026-09-07', '2026-09-07T03:00:00.000Z', 24],
+  ]);
+  // 1 January 2027 is a Friday: its week is 2026-W53, from Monday 28 December.
+  const weeks = periodsOf('week', 'UTC', Date.UTC(2026, 11, 20), Date.UTC(2027, 0, 5), 10)!;
+  assert.deepEqual(weeks.map((w) => [w.label, new Date(w.start).toISOString().slice(0, 10)]),
+    [['2026-W51', '2026-12-14'], ['2026-W52', '2026-12-21'], ['2026-W53', '2026-12-28'], ['2027-W01', '2027-01-04']]);
+  assert.equal(periodsOf('day', 'UTC', 0, 1100 * DAY, 1100), undefined, 'more than the limit');
+});
