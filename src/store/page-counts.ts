@@ -241,7 +241,8 @@ export function pageCounts(
       pages: value('page_count'),
       mono_pages: value('mono_pages'),
       color_pages: value('color_pages'),
-      coverage: elapsed > 0 ? Math.min(1, Math.round((sums[main].covered[i] / elapsed) * 1000) / 1000) : 0,
+      // A period without a reading is unknown: nothing of it is covered, whatever spans it.
+      coverage: elapsed > 0 && sums[main].points[i] ? Math.min(1, Math.round((sums[main].covered[i] / elapsed) * 1000) / 1000) : 0,
       reset: PAGE_COUNTERS.some((c) => sums[c].reset[i]),
       tier: sums[main].tier[i],
     };
