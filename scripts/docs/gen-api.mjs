@@ -98,6 +98,8 @@ const EXAMPLES = [
   ['GET', '/api/devices/metrics/history?serial=VD21457943&since=2026-03-01%2010:00:00&until=2026-03-02T00:00:00Z'],
   ['GET', '/api/devices/metrics/history?serial=NOSUCH'],
   ['GET', '/api/devices/metrics/bounds?serial=VD21457943'],
+  ['GET', `/api/devices/page-counts?serial=VD21457943&period=day&tz=Europe/Berlin&from=${encodeURIComponent(iso(now - 2 * 24 * H))}`],
+  ['GET', '/api/devices/page-counts?serial=VD21457943&tz=Mars/Olympus'],
   ['POST', '/api/devices/profile?serial=VD21457943'],
   ['GET', '/api/version'],
   ['POST', '/devices/save', { serial: 'RH28Y00024' }],

@@ -36,6 +36,7 @@ import * as printerListRoutes from './routes/printers.js';
 import * as billingRoutes from './routes/billing.js';
 import * as orderListRoutes from './routes/order-list.js';
 import * as meterHistoryRoutes from './routes/meter-history.js';
+import * as pageCountRoutes from './routes/page-counts.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -65,6 +66,7 @@ const ROUTES: { register(app: App, ctx: AgentContext): void }[] = [
   billingRoutes,
   orderListRoutes,
   meterHistoryRoutes,
+  pageCountRoutes,
 ];
 
 function logRequest(ctx: AgentContext, req: IncomingMessage, res: ServerResponse): void {

@@ -90,6 +90,7 @@ class DeviceRows {
   private readonly range: Statement[];
   private readonly points: Statement[];
   private readonly supply: Statement[];
+  private readonly counters: Statement[];
   private readonly bounds: Statement[];
   private readonly ids: Statement[];
   private readonly byIds: Statement;
@@ -124,6 +125,11 @@ class DeviceRows {
     this.supply = froms.map((f) =>
       db.prepare(`SELECT ts, ${pageCount}, ${toner} FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`).raw(),
     );
+    // What pages per period need of a row (store/page-counts.ts): time and each page counter's
+    // first and last reading (a raw row's one reading twice; an aggregate's min and max).
+    const counters = (['page_count', 'mono_pages', 'color_pages'] as const)
+      .map((c) => (table === TABLE.raw ? `${c}, ${c}` : `${c}_min, ${c}_max`)).join(', ');
+    this.counters = froms.map((f) => db.prepare(`SELECT ts, ${counters} FROM ${f} AND ts BETWEEN @lo AND @hi ORDER BY ts, id`).raw());
     this.byIds = db.prepare(`SELECT * FROM ${table} WHERE id IN (SELECT value FROM json_each(?))`);
     // min, max and count come from the index alone (covering)
     this.bounds = froms.map((f) => db.prepare(`SELECT min(ts) AS lo, max(ts) AS hi, count(*) AS n FROM ${f}`));
@@ -164,6 +170,12 @@ class DeviceRows {
   supplyOf(serial: string, lo: number, hi: number): [number, number | null, string | null][] {
     const q = this.plan(serial, lo, hi);
     return q ? (this.supply[q.v].all(q.p) as [number, number | null, string | null][]) : [];
+  }
+
+  /** [ts, then first and last reading of page_count, mono_pages, color_pages] of the rows `rows()` returns. */
+  countersOf(serial: string, lo: number, hi: number): unknown[][] {
+    const q = this.plan(serial, lo, hi);
+    return q ? (this.counters[q.v].all(q.p) as unknown[][]) : [];
   }
 
   /** The rows with these ids, in no particular order. */
@@ -414,6 +426,16 @@ export class MetricsStore {
    */
   *iterateDeviceTier(tier: Tier, serial: string, since: number, until: number): Generator<Snapshot> {
     for (const row of this.deviceRows[tier].iterate(serial, since, until)) yield snapshotOf(tier, row);
+  }
+
+  /**
+   * One tier's rows of a device in [since, until], oldest first, as [ts, then the first and last
+   * reading of page_count, mono_pages and color_pages]: an aggregate's min and max, which a served
+   * snapshot does not carry (pages per period, store/page-counts.ts). Three columns a row, not
+   * the whole row: a week of raw readings at a 1-minute interval is 10,080 rows.
+   */
+  pageCounterRows(tier: Tier, serial: string, since: number, until: number): unknown[][] {
+    return this.deviceRows[tier].countersOf(serial, since, until);
   }
 
   /** Each tier whose window intersects [since, until], with the intersection, in history order. */

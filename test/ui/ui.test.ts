@@ -31,12 +31,14 @@ const WSD_ONLY = 'UI-DISC-0005';
 /** Saved, asleep, ink low (said twice by the printer), and silent since the last poll. */
 const SLEEPY = 'UI-SLEEP-0006';
 const SILENT_SINCE = '2026-11-20T08:30:00Z';
+/** A colour printer with two years of history: pages per period (issue 58). */
+const PAGES = 'UI-PAGES-0007';
 const PHONE = { width: 360, height: 740 };
 const DESKTOP = { width: 1280, height: 860 };
 
 const shots = process.env.PRINTBOX_UI_SHOTS || mkdtempSync(join(tmpdir(), 'printbox-ui-shots-'));
 mkdirSync(shots, { recursive: true });
-const TOUR = ['printers-desktop', 'printer-desktop', 'discovered-desktop', 'settings-error-desktop', 'logs-desktop', 'printers-phone', 'printer-phone'];
+const TOUR = ['printers-desktop', 'printer-desktop', 'pages-per-period-desktop', 'pages-per-period-phone', 'discovered-desktop', 'settings-error-desktop', 'logs-desktop', 'printers-phone', 'printer-phone'];
 
 /** Two years of history in every tier: raw (7 days, hourly), hourly (to 30 days, every 3 h), daily, monthly. */
 function twoYears(serial: string, now: number): MetricsLine[] {
@@ -72,6 +74,8 @@ before(async () => {
       device(TWO_YEARS, { ip: '127.0.1.60', is_saved: true, manufacturer: 'Kyocera', model: 'TASKalfa 2554ci', firmware: '2XN_S000.002.301', mac_address: '00:17:c8:aa:bb:cc', location: 'Floor 3', status_messages: ['Paper jam in tray 2'], first_seen: now - 730 * DAY, created_at: now - 730 * DAY,
         web_ui_url: 'https://127.0.1.60/startwlm/Start_Wlm.htm', printer_info: { discovery_methods: ['ipp', 'subnet_scan'], detection_reasons: ['ipp: ipps port 443 answered Get-Printer-Attributes'] } }),
       ...twoYears(TWO_YEARS, now),
+      device(PAGES, { ip: '127.0.1.66', is_saved: true, manufacturer: 'Kyocera', model: 'ECOSYS M5526cdw', first_seen: now - 730 * DAY, created_at: now - 730 * DAY }),
+      ...twoYears(PAGES, now),
       device(MONO_COLOUR, { ip: '127.0.1.61', is_saved: true, manufacturer: 'HP', model: 'Color LaserJet M555', location: 'Reception' }),
       device(SLEEPY, { ip: '127.0.1.65', is_saved: true, manufacturer: 'Epson', model: 'WF-C5890', status_messages: ['Sleep', 'Ink is low.', `not answering since ${SILENT_SINCE}: no SNMP or IPP answer`],
         printer_info: { toner_alerts: ['ink is low'] } }),
@@ -564,6 +568,58 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
   assert.equal(new URL(desktop.url()).hash, '#/printers');
   assert.equal((await agent.get(`/api/devices/profile?serial=${TWO_YEARS}`)).status, 404);
   assert.equal((await agent.get(`/api/devices/metrics/bounds?serial=${TWO_YEARS}`)).status, 404, 'history gone');
+});
+
+test('pages per period: bars and a table of days, weeks and months in the browser\'s time zone, with totals; 1280 and 390 px', { skip }, async () => {
+  const zone = 'Europe/Berlin';
+  const digits = (t: string | null) => Number((t ?? '').replace(/[^0-9]/g, ''));
+  for (const viewport of [DESKTOP, { width: 390, height: 844 }]) {
+    const ctx = await browser.newContext({ ignoreHTTPSErrors: true, viewport, timezoneId: zone, isMobile: viewport.width < 640, hasTouch: viewport.width < 640 });
+    const page = await ctx.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    try {
+      await page.goto(`${base}/#/printer/${PAGES}`);
+      await page.waitForSelector('#pages-chart[data-kind="day"] canvas');
+      // The same numbers as the API's for the browser's zone: 31 days, the totals of each counter.
+      const api = expectJson(await agent.get(`/api/devices/page-counts?serial=${PAGES}&period=day&tz=${encodeURIComponent(zone)}`)) as any;
+      assert.equal(api.periods.length, 31);
+      assert.equal(Number(await page.getAttribute('#pages-chart', 'data-periods')), 31);
+      const totals = (await page.textContent('#period-totals')) ?? '';
+      const m = /^Total: ([\d,.\s]+) pages in 31 days, ([\d,.\s]+) mono, ([\d,.\s]+) colour\.$/.exec(totals);
+      assert.ok(m, totals);
+      const [pages, mono, colour] = m.slice(1).map(digits);
+      assert.deepEqual([pages, mono, colour], [api.totals.pages, api.totals.mono_pages, api.totals.color_pages]);
+      assert.ok(api.totals.pages > 25 * 90, `about 96 pages a day: ${api.totals.pages}`);
+      // The table: newest first, today "so far"; each row's pages as the API's.
+      await page.click('.pages-details summary');
+      const rows = page.locator('#pages-table tbody tr');
+      assert.equal(await rows.count(), 31);
+      assert.match((await rows.first().textContent()) ?? '', /so far/);
+      assert.equal(digits(await rows.nth(1).locator('td').first().textContent()), api.periods[29].pages);
+      assert.deepEqual(await page.locator('#pages-table thead th').allTextContents(), ['Period', 'Pages', 'Mono', 'Colour', 'Note']);
+      assert.match((await page.getAttribute('#pages-chart', 'aria-label')) ?? '', /^Pages per day, bars; the table below lists the same numbers\. Total: /);
+      const csv = new URL((await page.getAttribute('#pages-csv', 'href'))!, base);
+      assert.equal(csv.searchParams.get('tz'), zone);
+      assert.equal(csv.searchParams.get('format'), 'csv');
+      await fitsWidth(page, `pages per period, days (${viewport.width} px)`);
+      await accessible(page, `pages per period, days (${viewport.width} px)`);
+      // Weeks, then months: the bars and the table follow.
+      await page.click('#pages-per-period button[data-kind="week"]');
+      await page.waitForSelector('#pages-chart[data-kind="week"] canvas');
+      assert.equal(await page.getAttribute('#pages-per-period button[data-kind="week"]', 'aria-pressed'), 'true');
+      assert.match((await rows.nth(1).locator('th').textContent()) ?? '', /^Week \d+ \(from Mon/);
+      await page.click('#pages-per-period button[data-kind="month"]');
+      await page.waitForSelector('#pages-chart[data-kind="month"] canvas');
+      assert.equal(Number(await page.getAttribute('#pages-chart', 'data-periods')), 12);
+      await fitsWidth(page, `pages per period, months (${viewport.width} px)`);
+      await accessible(page, `pages per period, months (${viewport.width} px)`);
+      await page.locator('#pages-per-period').screenshot({ path: join(shots, `pages-per-period-${viewport.width < 640 ? 'phone' : 'desktop'}.png`) });
+      assert.deepEqual(errors, []);
+    } finally {
+      await ctx.close();
+    }
+  }
 });
 
 test('logs: level filter, download link', { skip }, async () => {

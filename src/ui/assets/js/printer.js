@@ -5,6 +5,7 @@ import { ApiError, get, post } from './api.js';
 import { $, ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
 import { historyCharts } from './printer-charts.js';
+import { pagesPerPeriod } from './printer-pages.js';
 import { readOnlyForViewer } from './role.js';
 import { categoryCounters, detection, foundBy, hasWebPage, meters, statusBadges, supplyBars, webLink, webPageLink } from './printer-parts.js';
 import { focusHeading, onLeave, scheduleRefresh, setTitle, view } from './view.js';
@@ -99,6 +100,7 @@ export async function printerView(serial) {
   });
 
   const charts = historyCharts(serial);
+  const pages = pagesPerPeriod(serial);
   view().replaceChildren(
     h('p', {}, h('a', { href: '#/printers', text: '← Printers' })),
     h('section', {},
@@ -107,7 +109,8 @@ export async function printerView(serial) {
       h('div', { class: 'grid' }, h('div', {}, h('h3', { text: 'Identity' }), identity),
         h('div', {}, h('h3', { text: 'Status and supplies' }), statusBox))),
     h('section', {}, h('h2', { text: 'Asset details' }), form),
-    h('section', {}, h('h2', { text: 'Meters over time' }), charts.content));
+    h('section', {}, h('h2', { text: 'Meters over time' }), charts.content),
+    h('section', { id: 'pages-per-period' }, h('h2', { text: 'Pages per period' }), pages.content));
   readOnlyForViewer(form);
 
   // How it was found lives in its PrinterInfo, which the Device record (contract 2.2) does not
@@ -230,6 +233,7 @@ export async function printerView(serial) {
       readMsg.textContent = 'Read at ' + when(snap.timestamp) + ': ' + fmtInt(meters(snap).total) + ' pages.';
       await reloadInfo();
       await charts.reload();
+      await pages.reload();
     } catch (err) {
       readMsg.textContent = 'Not read: ' + errorText(err);
       readMsg.className = 'error';
@@ -276,5 +280,5 @@ export async function printerView(serial) {
     if (changed || name === 'poll') scheduleRefresh(() => reloadInfo().catch(() => {}));
   }));
   focusHeading();
-  await charts.start();
+  await Promise.all([charts.start(), pages.start()]);
 }
