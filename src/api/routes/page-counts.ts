@@ -40,7 +40,8 @@ export function register(app: App, ctx: AgentContext): void {
     if (format !== 'json' && format !== 'csv') return sendText(res, 400, format);
     const period = (q.get('period') || 'day') as PeriodKind;
     if (!PERIOD_KINDS.includes(period)) return sendText(res, 400, `invalid period parameter: one of ${PERIOD_KINDS.join(', ')}`);
-    const tz = q.get('tz') || 'UTC';
+    // Without `tz`, the box's own zone (display.time_zone), the one its alerts and e-mails say times in.
+    const tz = q.get('tz') || ctx.settings.get().display.time_zone;
     if (!ZONE_NAME.test(tz) || !isTimeZone(tz)) return sendText(res, 400, 'invalid tz parameter: an IANA time zone name such as UTC or Europe/Berlin');
     const now = ctx.now();
     // A bound: RFC 3339, or a date (YYYY-MM-DD) meaning that day's start in the zone.

@@ -14,15 +14,6 @@ import { onLeave } from './view.js';
 /** @type {[Kind, string, string][]} */
 const KINDS = [['day', 'Days', 'day'], ['week', 'Weeks', 'week'], ['month', 'Months', 'month']];
 
-/** The browser's IANA zone (UTC when it does not say). */
-function browserZone() {
-  try {
-    return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
-  } catch {
-    return 'UTC';
-  }
-}
-
 /**
  * A period's name for people, in the zone it was counted in.
  * @param {Kind} kind @param {S['PeriodPages']} p @param {string} tz
@@ -58,7 +49,8 @@ function notes(p) {
  * @param {string} serial
  */
 export function pagesPerPeriod(serial) {
-  const tz = browserZone();
+  // The box's zone (display.time_zone): the API counts in it when asked without `tz`, and says which.
+  let tz = '';
   const buttons = KINDS.map(([k, label]) =>
     h('button', { type: 'button', 'data-kind': k, 'aria-pressed': k === 'day' ? 'true' : 'false', text: label }));
   const totals = h('p', { id: 'period-totals', role: 'status', 'aria-live': 'polite' });
@@ -69,7 +61,7 @@ export function pagesPerPeriod(serial) {
     h('div', { class: 'periods', role: 'group', 'aria-label': 'Count pages per' }, buttons),
     totals, chartBox,
     h('details', { class: 'pages-details' }, h('summary', { text: 'The numbers as a table' }), tableBox),
-    h('p', { class: 'muted' }, 'Counted in the time zone ' + tz + ' (this browser\'s); weeks start on Monday. ', csv),
+    h('p', { class: 'muted' }, h('span', { id: 'pages-zone' }), 'Weeks start on Monday. ', csv),
   ];
   /** @type {Kind} */
   let kind = 'day';
@@ -83,6 +75,9 @@ export function pagesPerPeriod(serial) {
 
   /** @param {S['PageCounts']} r */
   function draw(r) {
+    tz = r.tz;
+    const zone = document.getElementById('pages-zone');
+    if (zone) zone.textContent = 'Counted in the box\'s time zone, ' + tz + ' (Settings → Alerts). ';
     const unit = KINDS.find(([k]) => k === kind)?.[2] ?? kind;
     // Unknown periods before the first known one are before the printer's history: left out.
     const firstKnown = r.periods.findIndex((p) => p.pages !== null);
@@ -157,7 +152,7 @@ export function pagesPerPeriod(serial) {
     const mine = ++asked;
     totals.textContent = 'Loading…';
     try {
-      const r = await get('/api/devices/page-counts', { serial, period: kind, tz });
+      const r = await get('/api/devices/page-counts', { serial, period: kind });
       if (mine === asked) draw(r);
     } catch (err) {
       if (mine === asked) totals.textContent = 'Could not count the pages: ' + (err instanceof Error ? err.message : String(err));
