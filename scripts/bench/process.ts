@@ -75,9 +75,24 @@ export async function pinnedApart<T>(serverPids: number[], fn: () => Promise<T>)
 
 const agentUnit = () => readFileSync(join(dirname(fileURLToPath(import.meta.url)), '../../../systemd/printbox-agent.service'), 'utf8');
 
-/** The Node flags of systemd/printbox-agent.service's ExecStart (between the node binary and the agent). */
-export function unitNodeFlags(): string[] {
-  return /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+(?:cli|printbox-agent)\.js/m.exec(agentUnit())?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+/**
+ * The Node flags of systemd/printbox-agent.service's ExecStart (between the node binary and the
+ * agent), with `${NAME}` taken from the unit's `Environment=NAME=value` (the heap cap's
+ * PRINTBOX_HEAP_MB: a 1 GB board's) or from `vars` (another board's, as the memory generator
+ * writes them: board-memory.ts).
+ */
+export function unitNodeFlags(vars: Record<string, string> = {}): string[] {
+  const unit = agentUnit();
+  const values: Record<string, string> = {};
+  for (const [, name, value] of unit.matchAll(/^Environment=([A-Z_]+)=(\S+)$/gm)) values[name] = value;
+  Object.assign(values, vars);
+  const flags = /^ExecStart=\S+\/node((?:\s+--\S+)*)\s+\S+(?:cli|printbox-agent)\.js/m.exec(unit)?.[1].trim().split(/\s+/).filter(Boolean) ?? [];
+  return flags.map((f) =>
+    f.replace(/\$\{([A-Z_]+)\}/g, (_, name: string) => {
+      if (values[name] === undefined) throw new Error(`printbox-agent.service: ${name} has no Environment= value`);
+      return values[name];
+    }),
+  );
 }
 
 /** The unit's `Environment=NAME=value` lines that shape memory and threads (MALLOC_*, UV_*), as the box runs them. */

@@ -44,6 +44,12 @@ inroot systemd-sysusers
 agent_flags=$(sed -n 's|^ExecStart=/opt/printbox/node/bin/node \(.*\) /opt/printbox/dist/src/printbox-agent\.js .*|\1|p' \
   "$root/usr/lib/systemd/system/printbox-agent.service")
 [ -n "$agent_flags" ] || { echo "no Node flags found in printbox-agent.service's ExecStart" >&2; exit 1; }
+# The heap cap is ${PRINTBOX_HEAP_MB}, set per board at boot (/usr/lib/systemd/system-generators/
+# printbox-agent-memory): the unit's default here. V8 leaves heap sizes out of the flags its
+# caches are checked against (Node 24: a cache made with 96 MiB was accepted with 64 and 256).
+heap_mb=$(sed -n 's/^Environment=PRINTBOX_HEAP_MB=\([0-9]*\)$/\1/p' "$root/usr/lib/systemd/system/printbox-agent.service")
+[ -n "$heap_mb" ] || { echo "no Environment=PRINTBOX_HEAP_MB= in printbox-agent.service" >&2; exit 1; }
+agent_flags=${agent_flags//'${PRINTBOX_HEAP_MB}'/$heap_mb}
 install -d -m 0700 "$root/var/cache/printbox" "$root/var/cache/printbox-provision"
 inroot chown printbox:printbox /var/cache/printbox
 # shellcheck disable=SC2086 # the unit's flags, one word each

@@ -1,6 +1,7 @@
 // printbox-agent provision: run as root at every boot, beside the network and the agent
 // (printbox-provision.service). Applies printbox.toml from the boot partition when it changed
-// since the last boot (a password is stored hashed, then its line removed from the file), and,
+// since the last boot (a password is stored hashed, a Wi-Fi key in a root-only file, then their
+// lines removed from the file), and,
 // while no account exists, puts the one-time setup code where the technician can read it.
 // A bad file is applied not at all; the reason goes beside it and to the journal; the box boots.
 //   --boot DIR   the boot partition (default /boot/firmware)
@@ -22,8 +23,8 @@ import { writeFileAtomic } from '../store/atomic-file.js';
 import { asDataDirOwner } from '../store/as-owner.js';
 import { hashPassword } from '../auth/passwords.js';
 import { ensureSetupCode } from '../auth/setup-code.js';
-import { parseProvision, withoutPassword, ProvisionError, type Provision } from '../provision/file.js';
-import { writeSystemFiles } from '../provision/system-files.js';
+import { parseProvision, withoutSecrets, ProvisionError, type Provision } from '../provision/file.js';
+import { systemFiles, writeSystemFiles, type SystemFile } from '../provision/system-files.js';
 import { provisionMessage, readProvisionState, writeProvisionState, type ProvisionState } from '../provision/state.js';
 
 const APPLIED_KEY = 'provisioned_file_sha256';
@@ -76,9 +77,13 @@ export async function run(args: string[], configPath: string | undefined): Promi
       } else {
         const settings = new SettingsStore(db, settingsDefaults(config));
         let p: Provision | undefined;
+        let files: SystemFile[] = [];
         try {
           p = parseProvision(text, settings.get());
+          // Every file under /etc worked out before anything is written: a refusal writes nothing.
+          files = systemFiles(etc, p);
         } catch (err) {
+          p = undefined;
           if (!(err instanceof ProvisionError)) throw err;
           reason = err.message;
           process.stderr.write(`printbox-provision: printbox.toml not applied: ${reason}\n`);
@@ -86,7 +91,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
           state = { state: 'refused', checked_at: now, sha256: sha256(text) };
         }
         if (p) {
-          const kept = await apply(p, text, { db, settings, file, errorFile, etc, dataDir: config.data_dir, runDir });
+          const kept = await apply(p, text, files, { db, settings, file, errorFile, etc, dataDir: config.data_dir, runDir });
           state = { state: 'applied', checked_at: now, applied_at: now, sha256: kept };
         }
       }
@@ -146,10 +151,11 @@ function markSystemChanged(runDir: string, services: string[]): void {
 async function apply(
   p: Provision,
   text: string,
+  files: SystemFile[],
   to: { db: ReturnType<typeof openDatabase>; settings: SettingsStore; file: string; errorFile: string; etc: string; dataDir: string; runDir: string },
 ): Promise<string> {
   const hash = p.admin && (await hashPassword(p.admin.password));
-  const kept = p.admin ? withoutPassword(text) : text;
+  const kept = p.admin || p.wifi?.psk !== undefined ? withoutSecrets(text) : text;
   // Database first, in one transaction: the account, the settings, and which file was applied.
   // IMMEDIATE: the agent may be writing beside this at boot.
   asDataDirOwner(to.dataDir, () =>
@@ -161,10 +167,14 @@ async function apply(
         .run(APPLIED_KEY, sha256(kept));
     }).immediate(),
   );
-  markSystemChanged(to.runDir, writeSystemFiles(to.etc, p));
-  // Only now the plaintext goes: a power cut before this applies the same password again next boot.
+  markSystemChanged(to.runDir, writeSystemFiles(to.etc, files));
+  // Only now the plaintext goes (a temporary file renamed over the old one: the card holds the
+  // file with the secrets or the file without them, never half of one): a power cut before this
+  // applies the same password and Wi-Fi key again next boot, to the same result.
   if (kept !== text) writeFileAtomic(to.file, kept, 0o644);
   rmSync(to.errorFile, { force: true });
-  say(`printbox.toml applied${p.admin ? ` (account ${p.admin.user}; password line removed)` : ''}`);
+  const removed = [...(p.admin ? [`account ${p.admin.user}; password line removed`] : []), ...(p.wifi?.psk !== undefined ? ['Wi-Fi key stored; wifi_psk line removed'] : [])];
+  if (p.wifi) say(`Wi-Fi: network ${JSON.stringify(p.wifi.ssid)}, country ${p.wifi.country}`);
+  say(`printbox.toml applied${removed.length ? ` (${removed.join('; ')})` : ''}`);
   return sha256(kept);
 }

@@ -15,11 +15,24 @@ export interface StaticIPv4 {
   dns: string[];
 }
 
+/** A WPA2-Personal network for the board's Wi-Fi (the Zero 2 W has nothing else). */
+export interface Wifi {
+  ssid: string;
+  /** ISO 3166 two-letter country, upper case: the regulatory domain the radio keeps to. */
+  country: string;
+  /**
+   * The passphrase (8-63 printable ASCII characters) or the key itself (64 hex digits). Absent
+   * when its line was removed after an earlier boot: the key stored then stays.
+   */
+  psk?: string;
+}
+
 export interface Provision {
   admin?: { user: string; password: string };
   /** A partial settings update (discovery, snmp, collection, server), already validated. */
   settings: Record<string, Record<string, unknown>>;
   network?: StaticIPv4;
+  wifi?: Wifi;
   timeServers?: string[];
 }
 
@@ -34,7 +47,7 @@ const KEYS: Record<string, string[]> = {
   discovery: ['ranges'],
   snmp: ['communities', 'version', 'v3'],
   polling: ['interval_minutes'],
-  network: ['address', 'gateway', 'dns'],
+  network: ['address', 'gateway', 'dns', 'wifi_ssid', 'wifi_psk', 'wifi_country'],
   time: ['servers'],
 };
 
@@ -82,6 +95,22 @@ function staticIPv4(t: Table): StaticIPv4 {
   return { address, gateway, dns };
 }
 
+function wifi(t: Table): Wifi {
+  const ssid = str(t, 'network', 'wifi_ssid', true)!;
+  const bytes = Buffer.byteLength(ssid, 'utf8');
+  if (bytes > 32) throw new ProvisionError(`network.wifi_ssid must be 1 to 32 bytes (it is ${bytes} in UTF-8)`);
+  const country = str(t, 'network', 'wifi_country');
+  if (country === undefined) {
+    throw new ProvisionError('network.wifi_country is required with wifi_ssid: the two-letter country the box is in (like "DE" or "US"), which sets the channels and power the radio may use');
+  }
+  if (!/^[A-Za-z]{2}$/.test(country)) throw new ProvisionError('network.wifi_country must be a two-letter country code, like "DE" or "US"');
+  const psk = str(t, 'network', 'wifi_psk');
+  if (psk !== undefined && !/^[\x20-\x7e]{8,63}$/.test(psk) && !/^[0-9a-fA-F]{64}$/.test(psk)) {
+    throw new ProvisionError('network.wifi_psk must be the passphrase (8 to 63 printable ASCII characters) or the key (64 hex digits)');
+  }
+  return { ssid, country: country.toUpperCase(), psk };
+}
+
 /** Parses and checks the whole file; throws ProvisionError naming the first problem. */
 export function parseProvision(text: string, current: Settings): Provision {
   let doc: Table;
@@ -104,16 +133,7 @@ export function parseProvision(text: string, current: Settings): Provision {
       const weak = passwordProblem(password);
       if (weak) throw new ProvisionError(`admin.password: ${weak}`);
       out.admin = { user, password };
-      // The line is removed once stored: make sure that removal leaves a file without it.
-      let rest: Table;
-      try {
-        rest = parseToml(withoutPassword(text)) as Table;
-      } catch {
-        rest = { admin: { password } };
-      }
-      if ((rest.admin as Table | undefined)?.password !== undefined) {
-        throw new ProvisionError('admin.password must be written on one line of its own in the [admin] table');
-      }
+      secretLineRemovable(text, 'admin', 'password');
     }
   }
 
@@ -135,7 +155,11 @@ export function parseProvision(text: string, current: Settings): Provision {
   if (polling?.interval_minutes !== undefined) out.settings.collection = { interval_minutes: polling.interval_minutes };
 
   const network = table(doc, 'network');
-  if (network) out.network = staticIPv4(network);
+  if (network && ['address', 'gateway', 'dns'].some((k) => network[k] !== undefined)) out.network = staticIPv4(network);
+  if (network && ['wifi_ssid', 'wifi_psk', 'wifi_country'].some((k) => network[k] !== undefined)) {
+    out.wifi = wifi(network);
+    if (out.wifi.psk !== undefined) secretLineRemovable(text, 'network', 'wifi_psk');
+  }
 
   const time = table(doc, 'time');
   if (time) {
@@ -155,15 +179,38 @@ export function parseProvision(text: string, current: Settings): Provision {
   return out;
 }
 
-/** The file as it is kept after the password was stored: every line but admin.password's. */
-export function withoutPassword(text: string): string {
+// The secrets printbox.toml may hold: stored (hashed, or in a root-only file) and their lines then
+// removed from the file, so that the card does not carry them once the box has them.
+const SECRET_LINES: [string, string][] = [
+  ['admin', 'password'],
+  ['network', 'wifi_psk'],
+];
+
+/**
+ * The file as it is kept once its secrets are stored: every line but admin.password's and
+ * network.wifi_psk's (or only the one named).
+ */
+export function withoutSecrets(text: string, only?: [string, string]): string {
   let section = '';
   return text
     .split(/(?<=\n)/)
     .filter((line) => {
       const header = /^\s*\[([^\]]+)\]/.exec(line);
       if (header) section = header[1].trim();
-      return !(section === 'admin' && /^\s*password\s*=/.test(line));
+      return !(only ? [only] : SECRET_LINES).some(([s, key]) => section === s && new RegExp(`^\\s*${key}\\s*=`).test(line));
     })
     .join('');
+}
+
+/** The secret's line is removed once stored: makes sure that removal leaves a file without it. */
+function secretLineRemovable(text: string, section: string, key: string): void {
+  let rest: Table;
+  try {
+    rest = parseToml(withoutSecrets(text, [section, key])) as Table;
+  } catch {
+    rest = { [section]: { [key]: true } };
+  }
+  if ((rest[section] as Table | undefined)?.[key] !== undefined) {
+    throw new ProvisionError(`${section}.${key} must be written on one line of its own in the [${section}] table`);
+  }
 }

@@ -153,4 +153,5 @@ test('the image ships an example whose every commented line, uncommented, is a v
   assert.equal(p.admin?.user, 'admin');
   assert.deepEqual(p.timeServers, ['ntp.example.com']);
   assert.equal(p.network?.address, '192.0.2.50/24');
+  assert.deepEqual(p.wifi, { ssid: 'Site Wi-Fi', psk: 'at least 8 characters', country: 'DE' });
 });
