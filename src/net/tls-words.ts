@@ -10,7 +10,8 @@ const WHAT: Record<string, string> = {
   SELF_SIGNED_CERT_IN_CHAIN: 'its certificate comes from a CA this box does not trust (a self-signed root)',
   UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'its certificate comes from a CA this box does not know',
   UNABLE_TO_GET_ISSUER_CERT: 'its certificate comes from a CA this box does not know',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its certificate comes from a CA this box does not know (or the server does not send its intermediate certificate)',
+  // Also a server that does not send its intermediate certificate; a private CA is the usual cause.
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'its certificate comes from a CA this box does not know',
   CERT_UNTRUSTED: 'its certificate is not trusted here',
   CERT_SIGNATURE_FAILURE: 'its certificate does not verify against the CA trusted for it (a different CA with the same name?)',
   CERT_HAS_EXPIRED: 'its certificate has expired',

@@ -63,7 +63,7 @@ const ENTRIES: Record<string, { entry: string; keys: Record<string, string> }> =
 
 // The setting a refusal starts with: "collection.interval_minutes must…", "snmp.v3[1].user must…",
 // "notifications.recipients[0] must…", "discovery.ranges_text: line 2: …", "unknown setting x.y".
-const NAMED = /^(unknown setting )?([a-z_]+\.[a-z_]+)(?:\[(\d+)\](?:\.([a-z_]+))?)?(?=[ :]|$)/;
+const NAMED = /^(unknown setting )?([a-z_][a-z0-9_]*\.[a-z_][a-z0-9_]*)(?:\[(\d+)\](?:\.([a-z_][a-z0-9_]*))?)?(?=[ :]|$)/;
 
 /** What the agent's wording becomes in a person's. */
 const REWORDED: [RegExp, string][] = [
@@ -86,6 +86,8 @@ export interface PlainRefusal {
 }
 
 const upper = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+/** Own entries only: a key from outside ("constructor") never picks Object's own properties. */
+const own = <T>(o: Record<string, T>, k: string): T | undefined => (Object.hasOwn(o, k) ? o[k] : undefined);
 
 /** A refusal's field and its person's words; undefined when the message names no setting. */
 export function plainRefusal(message: string): PlainRefusal | undefined {
@@ -93,11 +95,11 @@ export function plainRefusal(message: string): PlainRefusal | undefined {
   if (!m) return undefined;
   const [whole, unknown, path, index, key] = m;
   const field = path + (index !== undefined ? `[${index}]` + (key ? `.${key}` : '') : '');
-  let name = LABELS[path];
-  const list = ENTRIES[path];
+  let name = own(LABELS, path);
+  const list = own(ENTRIES, path);
   if (index !== undefined && list) {
     const n = `${list.entry} ${Number(index) + 1}`;
-    name = key ? `${n}: ${list.keys[key] ?? key.replace(/_/g, ' ')}` : n;
+    name = key ? `${n}: ${own(list.keys, key) ?? key.replace(/_/g, ' ')}` : n;
   }
   if (unknown) return { field, plain: `${field} is not a setting this box knows` };
   if (!name) return { field, plain: message };
