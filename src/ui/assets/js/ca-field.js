@@ -18,7 +18,7 @@ export function caField(path, label, current, hint) {
   text.value = current;
   const id = 's-' + path.replace(/[.[\]]/g, '-');
   const file = h('input', { type: 'file', id: id + '-file', accept: '.pem,.crt,.cer,application/x-pem-file,application/x-x509-ca-cert' });
-  const read = h('p', { class: 'hint', id: id + '-file-msg', role: 'status', 'aria-live': 'polite' });
+  const read = h('p', { class: 'hint', id: id + '-file-msg', 'aria-live': 'polite' });
   file.addEventListener('change', async () => {
     const f = file.files && file.files[0];
     if (!f) return;
