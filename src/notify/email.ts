@@ -3,8 +3,12 @@
 // `ca_pem`, unless `smtp_allow_self_signed` says otherwise. One connection per message: alerts are
 // few, and a message never waits on a pooled connection a dead server left half open.
 import nodemailer from 'nodemailer';
-import { rootCertificates } from 'node:tls';
+import { trustedCas } from '../net/ca-pem.js';
 import type { NotificationSettings } from './recipients.js';
+import { tlsInWords } from '../net/tls-words.js';
+
+/** What a mail server's certificate failure tells a person to do. */
+export const MAIL_CA_FIX = 'upload its CA certificate in Settings → Notifications (Trusted CA certificate)';
 
 /** Each step's deadline: connecting, the greeting, and silence on the socket. */
 const TIMEOUT_MS = 15_000;
@@ -27,7 +31,7 @@ export async function sendEmail(n: NotificationSettings, mail: Mail): Promise<vo
       auth: n.smtp_user ? { user: n.smtp_user, pass: n.smtp_password } : undefined,
       tls: {
         // The system's CAs and the site's own, when given (a private CA for a site mail server).
-        ca: n.ca_pem ? [...rootCertificates, n.ca_pem] : undefined,
+        ca: trustedCas(n.ca_pem),
         rejectUnauthorized: !n.smtp_allow_self_signed,
         minVersion: 'TLSv1.2',
       },
@@ -40,6 +44,8 @@ export async function sendEmail(n: NotificationSettings, mail: Mail): Promise<vo
   );
   try {
     await transport.sendMail({ from: n.smtp_from, to: mail.to, subject: mail.subject, text: mail.text });
+  } catch (err) {
+    throw tlsInWords(err, 'the mail server', `${n.smtp_host}:${n.smtp_port}`, MAIL_CA_FIX) ?? err;
   } finally {
     transport.close();
   }

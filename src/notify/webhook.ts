@@ -13,6 +13,7 @@ import https from 'node:https';
 import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 import { nameIsThisBox, notAnotherHost, plainAddress } from '../net/own-targets.js';
+import { tlsInWords } from '../net/tls-words.js';
 
 const TIMEOUT_MS = 15_000;
 
@@ -78,7 +79,8 @@ export function postWebhook(p: WebhookPost): Promise<void> {
         ? https.request(u, { ...options, ca: p.caPem ? [...rootCertificates, p.caPem] : undefined, minVersion: 'TLSv1.2' })
         : http.request(u, options);
     req.on('timeout', () => req.destroy(new Error(`no answer within ${TIMEOUT_MS / 1000} s`)));
-    req.on('error', reject);
+    // A certificate failure in plain words: whose, what failed, what to do (net/tls-words.ts).
+    req.on('error', (err) => reject(tlsInWords(err, 'the webhook', u.host, 'upload its CA certificate in Settings → Notifications (Trusted CA certificate)') ?? err));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       // Nothing of the answer is kept: only its status is the result.

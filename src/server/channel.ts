@@ -9,6 +9,7 @@
 import type WebSocket from 'ws';
 import type { Logger } from '../log/logger.js';
 import { Backoff } from './backoff.js';
+import type { TrustedCas } from './http-client.js';
 import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 export interface Envelope {
@@ -20,7 +21,8 @@ export interface Envelope {
 export interface ChannelOptions {
   /** The wss:// URL with the agent token, or undefined while there is none. */
   url(): string | undefined;
-  ca?: Buffer;
+  /** The CAs the server's certificate is checked against, asked at each dial (link.ts trust()). */
+  ca?: () => TrustedCas | undefined;
   log: Logger;
   onOpen(): void;
   onClose(): void;
@@ -136,7 +138,7 @@ export class ServerChannel {
     this.attempts++;
     const ws = new wsLoaded(url, {
       handshakeTimeout: HANDSHAKE_MS,
-      ca: this.o.ca,
+      ca: this.o.ca?.(),
       maxPayload: this.o.maxFrameBytes ?? 4 * 1024 * 1024,
       perMessageDeflate: false,
     });

@@ -1,9 +1,17 @@
 // JSON calls (POST, and GET for what the server hands out) to the central server: a bounded time per call, TLS verified against the system's CAs
-// or, with `server.ca_file`, the operator's private CA only. There is no switch that turns
+// or, with `server.ca_file`, the operator's private CA only, and `server.ca_pem` beside either. A
+// certificate not trusted is said in plain words (net/tls-words.ts). There is no switch that turns
 // verification off. Bodies are plain JSON (the reference server reads no Content-Encoding); the agent token goes as a bearer token and
 // never into a log line.
 import http from 'node:http';
 import https from 'node:https';
+import { tlsInWords } from '../net/tls-words.js';
+
+/** CA certificates a TLS client trusts (the `ca` option of node:tls). */
+export type TrustedCas = string | Buffer | (string | Buffer)[];
+
+/** What the link's TLS errors tell a person to do. */
+export const SERVER_CA_FIX = 'upload its CA certificate in Settings → Central server';
 
 export class ServerHttpError extends Error {
   constructor(readonly status: number, readonly body: string) {
@@ -26,7 +34,7 @@ const TIMEOUT_MS = 15_000;
 const MAX_REPLY_BYTES = 4 * 1024 * 1024;
 
 export class ServerClient {
-  constructor(private readonly baseUrl: string, private readonly ca?: Buffer, private readonly timeoutMs = TIMEOUT_MS) {}
+  constructor(private readonly baseUrl: string, private readonly ca?: TrustedCas, private readonly timeoutMs = TIMEOUT_MS) {}
 
   /** POSTs JSON; resolves a 2xx reply, rejects with ServerHttpError for any other status. */
   post(path: string, body: unknown, opts: CallOptions = {}): Promise<ServerReply> {
@@ -72,7 +80,7 @@ export class ServerClient {
         res.on('error', reject);
       });
       req.on('timeout', () => req.destroy(new Error(`server did not answer ${url.pathname} within ${this.timeoutMs} ms`)));
-      req.on('error', reject);
+      req.on('error', (err) => reject(tlsInWords(err, 'the central server', url.host, SERVER_CA_FIX) ?? err));
       req.end(payload);
     });
   }

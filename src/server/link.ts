@@ -14,7 +14,8 @@ import type { DiscoveryService } from '../discovery/service.js';
 import type { DB } from '../store/db.js';
 import type { Handler } from '../api/app.js';
 import { versionInfo } from '../version.js';
-import { ServerClient, ServerHttpError } from './http-client.js';
+import { ServerClient, ServerHttpError, type TrustedCas } from './http-client.js';
+import { trustedCas } from '../net/ca-pem.js';
 import { LinkStore } from './link-store.js';
 import { Uploader } from './uploader.js';
 import { ServerChannel, type Envelope } from './channel.js';
@@ -69,7 +70,10 @@ export class ServerLink {
   private readonly channel: ServerChannel;
   private readonly requests: ChannelRequests;
   private readonly commands: ServerCommands;
-  private readonly ca: Buffer | undefined;
+  /** `server.ca_file`'s CA (read once at start: a config file, changed by a restart). */
+  private readonly fileCa: Buffer | undefined;
+  /** The `server.ca_pem` the link last (re)started with. */
+  private caPem = '';
   private client: ServerClient | undefined;
   private url = '';
   /** The enrollment token the link last (re)started with. */
@@ -99,7 +103,7 @@ export class ServerLink {
 
   constructor(private readonly o: LinkOptions) {
     this.store = new LinkStore(o.db);
-    this.ca = o.caFile ? readCa(o.caFile) : undefined;
+    this.fileCa = o.caFile ? readCa(o.caFile) : undefined;
     this.uploader = new Uploader({
       store: this.store,
       devices: o.devices,
@@ -138,7 +142,7 @@ export class ServerLink {
     });
     this.channel = new ServerChannel({
       url: () => this.channelUrl(),
-      ca: this.ca,
+      ca: () => this.trust(),
       log: o.log,
       onOpen: () => {
         this.state = 'online';
@@ -161,7 +165,7 @@ export class ServerLink {
   start(): void {
     this.stops.push(
       this.o.settings.onChange((s) => {
-        if (s.server.url !== this.url || this.enrollmentChanged(s.server.enrollment_token)) this.restart();
+        if (s.server.url !== this.url || s.server.ca_pem !== this.caPem || this.enrollmentChanged(s.server.enrollment_token)) this.restart();
       }),
       this.o.events.subscribe((name, data) => {
         // The server follows an update it asked for (or any other) as update_progress frames, in its form.
@@ -214,6 +218,16 @@ export class ServerLink {
     };
   }
 
+  /**
+   * The CAs the server's certificate is checked against: `server.ca_file`'s alone when set (the
+   * operator's choice: that CA only), else the system's; and `server.ca_pem` beside either, applied
+   * at the link's next (re)start, which a change of it causes.
+   */
+  private trust(): TrustedCas | undefined {
+    if (this.fileCa) return this.caPem ? [this.fileCa, this.caPem] : this.fileCa;
+    return trustedCas(this.caPem);
+  }
+
   /** Emits `server_status` when what the status says has changed (not on every backlog tick). */
   private changed(): void {
     const status = this.status();
@@ -237,8 +251,9 @@ export class ServerLink {
     const generation = ++this.generation;
     void this.halt().then(() => {
       if (this.stopped || generation !== this.generation) return;
-      const { url, enrollment_token } = this.o.settings.get().server;
+      const { url, enrollment_token, ca_pem } = this.o.settings.get().server;
       this.url = url;
+      this.caPem = ca_pem;
       this.enrollmentToken = enrollment_token;
       this.retry.reset();
       this.lastError = undefined;
@@ -249,7 +264,7 @@ export class ServerLink {
         this.changed();
         return;
       }
-      this.client = new ServerClient(url, this.ca);
+      this.client = new ServerClient(url, this.trust());
       this.store.useServer(url);
       this.state = 'registering';
       this.changed();
@@ -271,7 +286,7 @@ export class ServerLink {
         const r = await s.client.post('api/v1/agents/update/manifest', { agent_id: s.agentId, component: 'agent', ...askingFor() }, { token: s.token, signal });
         return parseOffer(r.json, base, maxBundleBytes);
       },
-      access: { ca: this.ca, authorization: `Bearer ${s.token}`, authorizedOrigin: new URL(base).origin },
+      access: { ca: this.trust(), authorization: `Bearer ${s.token}`, authorizedOrigin: new URL(base).origin },
     };
   }
 

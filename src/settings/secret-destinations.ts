@@ -27,7 +27,8 @@ export const SECRET_DESTINATIONS: readonly Binding[] = [
     destination: ['notifications.smtp_host', 'notifications.smtp_port', 'notifications.smtp_security', 'notifications.ca_pem', 'notifications.smtp_allow_self_signed'],
     off: 'notifications.smtp_host',
   },
-  { secret: 'server.enrollment_token', destination: ['server.url'], off: 'server.url' },
+  // A CA trusted for the server decides who could take its place, as the mail server's does.
+  { secret: 'server.enrollment_token', destination: ['server.url', 'server.ca_pem'], off: 'server.url' },
 ];
 
 const valueAt = (s: unknown, path: string): unknown => {

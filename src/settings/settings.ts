@@ -4,7 +4,8 @@
 import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
 import type { LogLevel } from '../config/config.js';
 import { inheritedKeyProblem, ownValue } from '../model/inherited-keys.js';
-import { X509Certificate } from 'node:crypto';
+import { caPemProblem } from '../net/ca-pem.js';
+import { plainRefusal } from './plain-words.js';
 import { webhookHostProblem } from '../notify/webhook.js';
 import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
 import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from '../notify/recipients.js';
@@ -56,6 +57,11 @@ export interface Settings {
     url: string;
     /** Secret: GET /settings shows it as "". */
     enrollment_token: string;
+    /**
+     * A CA certificate (PEM) trusted for the server beside the system's (and `server.ca_file`'s),
+     * pasted or uploaded in the UI; not secret, kept with the settings (net/ca-pem.ts).
+     */
+    ca_pem: string;
   };
   /** The agent's log level, applied to the running logger at once (log/live-level.ts). */
   log: {
@@ -142,7 +148,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     },
     snmp: { communities: ['public'], version: 'v2c', v3: [], port: 161 },
     collection: { interval_minutes: 15 },
-    server: { url: d.server?.url ?? '', enrollment_token: d.server?.enrollment_token ?? '' },
+    server: { url: d.server?.url ?? '', enrollment_token: d.server?.enrollment_token ?? '', ca_pem: '' },
     log: { level: d.log_level ?? 'info' },
     update: { url: d.update_url ?? '' },
     alerts: { ...DEFAULT_ALERT_RULES },
@@ -154,7 +160,21 @@ export function defaultSettings(d: SettingsDefaults): Settings {
   };
 }
 
-export class SettingsError extends Error {}
+/**
+ * A setting refused: `message` names it by its key, as API clients read it; `field` is that key and
+ * `plain` the same refusal in the Settings page's words (plain-words.ts), for the UI to show next
+ * to the field (POST /settings sends both as headers beside the text body).
+ */
+export class SettingsError extends Error {
+  readonly field: string | undefined;
+  readonly plain: string;
+  constructor(message: string) {
+    super(message);
+    const p = plainRefusal(message);
+    this.field = p?.field;
+    this.plain = p?.plain ?? message;
+  }
+}
 
 type Rule = (v: unknown, field: string, current: unknown) => unknown;
 
@@ -276,11 +296,8 @@ const shortString =
 const caPem: Rule = (v, f) => {
   if (typeof v !== 'string' || v.length > 16_384) throw new SettingsError(`${f} must be a PEM certificate of at most 16384 characters, or ""`);
   if (v === '') return v;
-  try {
-    new X509Certificate(v);
-  } catch {
-    throw new SettingsError(`${f} is not a PEM certificate (-----BEGIN CERTIFICATE-----)`);
-  }
+  const problem = caPemProblem(v);
+  if (problem) throw new SettingsError(`${f}${problem.startsWith(':') ? '' : ' '}${problem}`);
   return v;
 };
 /** A webhook: http(s) only, no credentials in it (GET shows URLs; the secret is webhook_secret). */
@@ -349,7 +366,7 @@ const RULES: Record<string, Record<string, Rule>> = {
   },
   snmp: { communities, version: oneOf('v1', 'v2c'), v3: v3List, port: int(1, 65_535) },
   collection: { interval_minutes: int(1, 1440) },
-  server: { url: serverUrl, enrollment_token: secret },
+  server: { url: serverUrl, enrollment_token: secret, ca_pem: caPem },
   log: { level: oneOf('debug', 'info', 'warn', 'error') },
   update: { url: serverUrl },
   alerts: {

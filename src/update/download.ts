@@ -18,7 +18,7 @@ export interface DownloadOptions {
   signal: AbortSignal;
   onProgress(bytes: number, total: number): void;
   /** Trusted CA for an https source (the central server's private CA), else the system's. */
-  ca?: Buffer;
+  ca?: import('../server/http-client.js').TrustedCas;
   /** Authorization header value, for the central server's download endpoint... */
   authorization?: string;
   /** ...sent only to this origin (a bundle elsewhere never sees the agent's token). */

@@ -32,7 +32,7 @@ export interface UpdateSource {
   name: string;
   offer(signal: AbortSignal): Promise<UpdateOffer | undefined>;
   /** What a download from this source needs: the server's CA, and its token for its own origin only. */
-  access?: { ca?: Buffer; authorization?: string; authorizedOrigin?: string };
+  access?: { ca?: import('../server/http-client.js').TrustedCas; authorization?: string; authorizedOrigin?: string };
 }
 
 /** A refused request: the status code and a message naming what was wrong. */

@@ -237,10 +237,16 @@ describe('inherited keys in JSON from outside', () => {
       ['{"valueOf":{"bind":1}}', 'unknown setting valueOf'],
       ['{"discovery":{"toString":true}}', 'unknown setting discovery.toString'],
       ['{"collection":{"isPrototypeOf":1}}', 'unknown setting collection.isPrototypeOf'],
+      // The plain words (Settings-Problem) look names up too: an entry's key from outside.
+      ['{"snmp":{"v3":[{"user":"u1","valueof":1}]}}', 'unknown setting snmp.v3[0].valueof'],
     ]) {
       const r = await post('/settings', text);
       assert.equal(r.status, 400, `${text}: ${r.body}`);
       assert.equal(r.body, `${message}\n`);
+      // Never an Object's own function turned into words, whatever the name.
+      const words = r.headers['settings-problem'];
+      assert.ok(words === undefined || !/function|native code|\[object/.test(decodeURIComponent(String(words))), `${text}: ${words}`);
+      if (words !== undefined) assert.equal(decodeURIComponent(String(words)), `${String(r.headers['settings-field'])} is not a setting this box knows`);
     }
     assert.deepEqual(await settingsNow(), settingsBefore);
     const week = await get(`/api/devices/metrics/history?serial=${SAVED}&period=no-such-period`);

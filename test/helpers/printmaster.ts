@@ -3,6 +3,8 @@
 //
 //   printmasterUnavailable()      -> null when it can run here, else why not (the binary or libsqlite3 missing)
 //   startPrintmaster()            -> a running server with a tenant and a join token (PmServer below)
+//   startPrintmaster({ tls })     -> the same, serving HTTPS with the given certificate (its own `[tls] mode = "custom"`),
+//                                    e.g. one a private CA issued: `tls.ca` is what the helper itself trusts
 //   PmServer.api(method, path, body?, headers?) -> the server's admin API, signed in as its admin: {status, json, text}
 //                                    (headers: more request headers, e.g. a browser's Origin)
 //   PmServer.cookie               -> that admin session's Cookie header (for a browser)
@@ -11,7 +13,7 @@
 //                                    and data (an outage); the tenant and token stay
 //   PmServer.kill()               -> stop and remove its directory
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -113,7 +115,7 @@ function cookieFromJar(jar: string): string {
     .join('; ');
 }
 
-export async function startPrintmaster(): Promise<PmServer> {
+export async function startPrintmaster(opts: { tls?: { cert: string; key: string; ca: string } } = {}): Promise<PmServer> {
   // start.sh signs in as soon as the port answers; on a loaded machine the server may not have
   // made its admin account by then ("no join token"): a second start, in a fresh directory, does.
   let dir = '';
@@ -131,7 +133,7 @@ export async function startPrintmaster(): Promise<PmServer> {
   }
   let pid = Number(vars.PM_PID);
   live.add(pid);
-  const ca = readFileSync(vars.PM_CA_FILE, 'utf8');
+  let ca = readFileSync(vars.PM_CA_FILE, 'utf8');
   const cookie = cookieFromJar(vars.PM_COOKIE_JAR);
   const base = vars.PM_URL;
   const dbFile = join(dir, 'data/server.db');
@@ -204,5 +206,19 @@ export async function startPrintmaster(): Promise<PmServer> {
       if (!process.env.KEEP_TEST_DIRS) rmSync(dir, { recursive: true, force: true });
     },
   };
+  if (opts.tls) {
+    // Its own custom-certificate mode: the same server, data and tenant, restarted on that certificate.
+    await server.stop();
+    const certPath = join(dir, 'custom.crt');
+    const keyPath = join(dir, 'custom.key');
+    writeFileSync(certPath, opts.tls.cert);
+    writeFileSync(keyPath, opts.tls.key, { mode: 0o600 });
+    const config = join(dir, 'config.toml');
+    writeFileSync(config, readFileSync(config, 'utf8').replace(/mode = "self-signed"/, `mode = "custom"\n  cert_path = "${certPath}"\n  key_path = "${keyPath}"`));
+    ca = opts.tls.ca;
+    server.caFile = join(dir, 'custom-ca.crt');
+    writeFileSync(server.caFile, opts.tls.ca);
+    await server.start();
+  }
   return server;
 }

@@ -62,7 +62,7 @@ describe('roles in the browser', { skip: skip || false }, () => {
 
   test('an admin adds a viewer from Settings', async () => {
     const page = await signIn('tech', 'correct horse battery');
-    await page.goto(`${base}/#/settings`);
+    await page.goto(`${base}/#/settings/accounts`);
     await page.waitForSelector('#accounts [data-account="tech"]');
     await page.fill('#s-account-username', 'office');
     await page.fill('#s-account-password', 'office staple battery');
@@ -95,12 +95,19 @@ describe('roles in the browser', { skip: skip || false }, () => {
     assert.equal(await page.$$eval('#edit input', (els) => els.filter((e) => !(e as HTMLInputElement).disabled).length), 0, 'asset fields read-only');
     assert.equal(await page.inputValue('#f-location'), 'Floor 3', 'and still shown');
 
+    // Every part of Settings (#/settings/<part>): read-only but the own password.
     await page.goto(`${base}/#/settings`);
     await page.waitForSelector('#settings-discovery');
-    assert.deepEqual((await pressable(page)).filter((t) => !READ_BUTTONS.has(t)), [], 'settings');
-    const editable = await page.$$eval('#view input, #view select, #view textarea',
-      (els) => els.filter((e) => !(e as HTMLInputElement).disabled && !e.closest('[data-viewer-ok]')).length);
-    assert.equal(editable, 0, 'every setting read-only but the own password');
+    const parts = await page.$$eval('nav.settings-parts a', (as) => as.map((a) => (a.getAttribute('href') ?? '').replace('#/settings/', '')));
+    assert.ok(parts.length >= 9, parts.join());
+    for (const part of parts) {
+      await page.evaluate((p) => { location.hash = `#/settings/${p}`; }, part);
+      await page.waitForSelector(`#settings-part[data-part="${part}"]`);
+      assert.deepEqual((await pressable(page)).filter((t) => !READ_BUTTONS.has(t)), [], `settings, ${part}`);
+      const editable = await page.$$eval('#view input, #view select, #view textarea',
+        (els) => els.filter((e) => !(e as HTMLInputElement).disabled && !e.closest('[data-viewer-ok]')).length);
+      assert.equal(editable, 0, `every setting read-only but the own password (${part})`);
+    }
     assert.equal(await page.$('#accounts'), null, 'no account management');
 
     // The page's own request, as a script on it could send it: refused, nothing changed.

@@ -112,7 +112,7 @@ test('the box UI through the central server: requests stay under its prefix, pri
     // Other pages' requests: one printer, the settings, the logs.
     await page.evaluate(`location.hash = '#/printer/${SAVED}'`);
     await page.waitForSelector('#printer-title:has-text("ECOSYS P2040dn")', { timeout: 30_000 });
-    await page.evaluate(`location.hash = '#/settings'`);
+    await page.evaluate(`location.hash = '#/settings/server'`);
     await page.waitForSelector('#settings-server', { timeout: 30_000 });
     await page.evaluate(`location.hash = '#/logs'`);
     await page.waitForSelector('#log-lines > *', { timeout: 30_000 });

@@ -242,24 +242,27 @@ test('settings: errors under their fields and nothing changes (ranges, polling, 
   const before = await settingsNow();
   await go(desktop, '#/settings', '#s-discovery-ranges_text');
   assert.match((await desktop.textContent('#settings-no-ranges')) ?? '', /No ranges enabled/);
-  assert.equal(await desktop.inputValue('#s-server-enrollment_token'), '', 'no secret in the page');
   await desktop.check('#s-discovery-manual_ranges');
   await desktop.fill('#s-discovery-ranges_text', `${SIM_ADDRESS}\n127.0.0.0/8`);
   await desktop.click('#settings-discovery button[type=submit]');
   await desktop.waitForFunction(() => (document.getElementById('s-discovery-ranges_text-err')?.textContent ?? '') !== '');
-  assert.match((await desktop.textContent('#s-discovery-ranges_text-err')) ?? '', /^discovery\.ranges_text: line 2: /);
+  assert.match((await desktop.textContent('#s-discovery-ranges_text-err')) ?? '', /^The ranges: line 2: /);
   assert.equal(await desktop.getAttribute('#s-discovery-ranges_text', 'aria-invalid'), 'true');
   assert.match((await desktop.textContent('#settings-discovery-msg')) ?? '', /Nothing was changed/);
   assert.deepEqual(await settingsNow(), before, 'nothing changed');
-  // A bad polling interval: its error under its own field, in its own form.
+  // A bad polling interval: its error under its own field, in its own part (leaving the refused
+  // ranges unsaved: the question is answered yes).
+  await go(desktop, '#/settings/polling', '#s-collection-interval_minutes');
   await desktop.fill('#s-collection-interval_minutes', '0');
   await desktop.click('#settings-polling button[type=submit]');
   await desktop.waitForFunction(() => (document.getElementById('s-collection-interval_minutes-err')?.textContent ?? '') !== '');
-  assert.match((await desktop.textContent('#s-collection-interval_minutes-err')) ?? '', /collection\.interval_minutes must be an integer from 1 to 1440/);
+  assert.match((await desktop.textContent('#s-collection-interval_minutes-err')) ?? '', /^The polling interval \(minutes\) needs a whole number from 1 to 1440$/);
   await accessible(desktop, 'settings with errors');
   await shot(desktop, 'settings-error-desktop');
   assert.deepEqual(await settingsNow(), before, 'nothing changed');
 
+  await go(desktop, '#/settings/discovery', '#s-discovery-ranges_text');
+  await desktop.check('#s-discovery-manual_ranges');
   await desktop.fill('#s-discovery-ranges_text', `${SIM_ADDRESS}-2`);
   await desktop.click('#settings-discovery button[type=submit]');
   await desktop.waitForFunction(() => document.getElementById('settings-discovery-msg')?.textContent === 'Saved.');
@@ -270,30 +273,33 @@ test('settings: errors under their fields and nothing changes (ranges, polling, 
   assert.equal(await desktop.isHidden('#settings-no-ranges'), true);
 
   // An SNMPv3 user: its keys are stored and never come back to the page.
+  await go(desktop, '#/settings/snmp', '#settings-snmp');
   await desktop.click('button:text("Add an SNMPv3 user")');
   await desktop.fill('#s-snmp-v3-0--user', 'tech');
   await desktop.fill('#s-snmp-v3-0--auth_key', 'short');
   await desktop.fill('#s-snmp-v3-0--priv_key', 'privsecret');
   await desktop.click('#settings-snmp button[type=submit]');
   await desktop.waitForFunction(() => (document.getElementById('s-snmp-v3-0--auth_key-err')?.textContent ?? '') !== '');
-  assert.match((await desktop.textContent('#s-snmp-v3-0--auth_key-err')) ?? '', /snmp\.v3\[0\]\.auth_key must have at least 8 characters/);
+  assert.match((await desktop.textContent('#s-snmp-v3-0--auth_key-err')) ?? '', /^SNMPv3 user 1: the authentication key needs at least 8 characters$/);
   await desktop.fill('#s-snmp-v3-0--auth_key', 'authsecret');
   await desktop.click('#settings-snmp button[type=submit]');
   await desktop.waitForFunction(() => document.getElementById('settings-snmp-msg')?.textContent === 'Saved.');
   assert.equal(await desktop.inputValue('#s-snmp-v3-0--auth_key'), '', 'the key is not kept in the page');
   assert.equal(((await settingsNow()) as any).snmp.v3[0].user, 'tech');
   await go(desktop, '#/printers', '#saved');
-  await go(desktop, '#/settings', '#s-snmp-v3-0--auth_key');
+  await go(desktop, '#/settings/snmp', '#s-snmp-v3-0--auth_key');
   assert.equal(await desktop.inputValue('#s-snmp-v3-0--auth_key'), '', 'never echoed back');
   assert.doesNotMatch(await desktop.content(), /authsecret|privsecret/);
   expectJson(await post('/settings', { snmp: { v3: [] } })); // the simulator speaks v2c only: keep the scan below short
 
   // The central server: a bad address under its field; a good one (a closed loopback port) starts
   // the enrollment, and the link's state follows live (server_status); the token never comes back.
+  await go(desktop, '#/settings/server', '#s-server-url');
+  assert.equal(await desktop.inputValue('#s-server-enrollment_token'), '', 'no secret in the page');
   await desktop.fill('#s-server-url', 'ftp://127.0.0.1/');
   await desktop.click('#settings-server button[type=submit]');
   await desktop.waitForFunction(() => (document.getElementById('s-server-url-err')?.textContent ?? '') !== '');
-  assert.equal(await desktop.textContent('#s-server-url-err'), 'server.url must be an http:// or https:// URL');
+  assert.equal(await desktop.textContent('#s-server-url-err'), 'The server address must be an address starting with http:// or https://');
   assert.match((await desktop.textContent('#server-link')) ?? '', /off/);
   await desktop.fill('#s-server-url', 'https://127.0.0.1:9');
   await desktop.fill('#s-server-enrollment_token', 'join-secret-123');
@@ -311,7 +317,7 @@ test('settings: errors under their fields and nothing changes (ranges, polling, 
 });
 
 test('updates: the running version and why this machine cannot update; a bad manifest URL is refused under its field; a good one is saved', { skip }, async () => {
-  await go(desktop, '#/settings', '#update-state dl');
+  await go(desktop, '#/settings/updates', '#update-state dl');
   assert.match((await desktop.textContent('#update-state')) ?? '', /Running0\.\d+\.\d+/);
   assert.match((await desktop.textContent('#update-msg')) ?? '', /updates need RAUC/);
   assert.equal(await desktop.isDisabled('#update-check'), true, 'no check without RAUC');
@@ -320,7 +326,7 @@ test('updates: the running version and why this machine cannot update; a bad man
   await desktop.fill('#s-update-url', 'ftp://updates.example/m.json');
   await desktop.click('#settings-update button[type=submit]');
   await desktop.waitForFunction(() => (document.getElementById('s-update-url-err')?.textContent ?? '') !== '');
-  assert.match((await desktop.textContent('#s-update-url-err')) ?? '', /update\.url must be an http:\/\/ or https:\/\/ URL/);
+  assert.match((await desktop.textContent('#s-update-url-err')) ?? '', /^The update manifest URL must be an address starting with http:\/\/ or https:\/\/$/);
   assert.deepEqual(await settingsNow(), before, 'nothing changed');
   await desktop.fill('#s-update-url', 'https://updates.example/printbox/manifest.json');
   await desktop.click('#settings-update button[type=submit]');
@@ -386,7 +392,7 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   await desktop.check('#alerts-history');
   await desktop.waitForFunction((n) => document.querySelectorAll('#alerts tbody tr').length === n, (await openNow()).length);
   // The rules: a bad value is refused under its field; a good one is saved.
-  await go(desktop, '#/settings', '#settings-alerts');
+  await go(desktop, '#/settings/polling', '#settings-alerts');
   await desktop.fill('#s-alerts-supply_below_percent', '150');
   await desktop.click('#settings-alerts button[type="submit"]');
   await desktop.waitForFunction(() => /from 0 to 100/.test(document.getElementById('s-alerts-supply_below_percent-err')?.textContent ?? ''));
@@ -426,7 +432,7 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
   const relay = await relayInto(lan.laptopNs, '198.18.7.2', 8080, receiverPort);
   const url = (p: string) => `http://198.18.7.2:8080${p}`;
   try {
-    await go(desktop, '#/settings', '#settings-notifications');
+    await go(desktop, '#/settings/notifications', '#settings-notifications');
     assert.equal(await desktop.getAttribute('#s-notifications-webhook_secret', 'placeholder'), 'not set');
     // A rule with a bad address: refused under its field, nothing saved.
     await desktop.click('#notify-add-rule');
@@ -644,7 +650,7 @@ test('logs: level filter, download link', { skip }, async () => {
 });
 
 test('backup: the download is a complete backup; a damaged file is refused with the agent\'s reason and changes nothing; the real file restores', { skip }, async () => {
-  await go(desktop, '#/settings', '#backup');
+  await go(desktop, '#/settings/backup', '#backup');
   const [download] = await Promise.all([desktop.waitForEvent('download'), desktop.click('#backup-download')]);
   const file = await download.path();
   const text = readFileSync(file, 'utf8');
@@ -744,7 +750,7 @@ test('account: in password mode, a wrong current password is shown under its fie
     await page.fill('input[name=username]', 'tech');
     await page.fill('input[name=password]', 'first password');
     await Promise.all([page.waitForURL(`${pwBase}/`), page.click('button')]);
-    await page.evaluate(`location.hash = '#/settings'`);
+    await page.evaluate(`location.hash = '#/settings/accounts'`);
     await page.waitForSelector('#s-current_password');
     await page.fill('#s-current_password', 'not it');
     await page.fill('#s-new_password', 'second password');
@@ -782,7 +788,7 @@ test('settings: moving the mail server asks for the account password; a wrong on
     // A mail server with a stored password (given with it: allowed without proof).
     const set = await ask({ notifications: { smtp_host: '127.0.0.1', smtp_port: 2525, smtp_security: 'starttls', smtp_user: 'box', smtp_password: 'mail-secret', smtp_from: 'box@example.test' } });
     assert.equal(set.status, 200);
-    await page.evaluate(`location.hash = '#/settings'`);
+    await page.evaluate(`location.hash = '#/settings/notifications'`);
     await page.waitForSelector('#s-notifications-smtp_host');
     await page.fill('#s-notifications-smtp_host', '127.0.0.2');
     await page.click('#settings-notifications button[type=submit]');
@@ -809,7 +815,7 @@ test('settings: moving the mail server asks for the account password; a wrong on
 });
 
 test('settings: leaving with unsaved edits asks; staying keeps them, leaving goes; saved edits ask nothing. Mail encryption sets its port and says what it means', { skip }, async () => {
-  await go(desktop, '#/settings', '#s-notifications-smtp_security');
+  await go(desktop, '#/settings/notifications', '#s-notifications-smtp_security');
   // The encryption choice moves a usual port to the new choice's, and its hint says what it means.
   await desktop.fill('#s-notifications-smtp_port', '587');
   await desktop.selectOption('#s-notifications-smtp_security', 'starttls');
@@ -830,7 +836,7 @@ test('settings: leaving with unsaved edits asks; staying keeps them, leaving goe
     const answer = (d: import('playwright-core').Dialog) => { asked.push(d.message()); void (stay ? d.dismiss() : d.accept()); };
     desktop.on('dialog', answer);
     await desktop.evaluate(`location.hash = '#/printers'`);
-    await desktop.waitForFunction(() => location.hash === '#/settings');
+    await desktop.waitForFunction(() => location.hash === '#/settings/notifications');
     assert.equal(asked.length, 1);
     assert.match(asked[0], /^The Notifications section has changes that are not saved\. Leave this page without saving\?$/);
     assert.equal(await desktop.inputValue('#s-notifications-smtp_port'), '2525', 'staying keeps the edits');
@@ -839,7 +845,7 @@ test('settings: leaving with unsaved edits asks; staying keeps them, leaving goe
     await desktop.waitForSelector('#saved[data-loaded]');
     assert.equal(asked.length, 2);
     // Saved edits: nothing to ask.
-    await go(desktop, '#/settings', '#settings-polling');
+    await go(desktop, '#/settings/polling', '#settings-polling');
     const polling = desktop.locator('#settings-polling input[type=number]').first();
     await polling.fill(await polling.inputValue());
     await desktop.click('#settings-polling button[type=submit]');

@@ -17,6 +17,18 @@ import { verifyPassword } from '../../auth/passwords.js';
 import { beginAttempt, countFailure } from './login.js';
 import { sessionLimitKey } from './account.js';
 
+/**
+ * The refused setting beside the text body (which stays the message API clients read): its key
+ * (`Settings-Field`) and the refusal in the Settings page's words (`Settings-Problem`), which the
+ * UI shows next to that field. A header carries Latin-1 only: the words are percent-encoded
+ * where they hold anything but printable ASCII (and `%` itself), decoded with decodeURIComponent.
+ */
+function refusalHeaders(res: ServerResponse, err: SettingsError): void {
+  if (!err.field) return;
+  res.setHeader('Settings-Field', err.field);
+  res.setHeader('Settings-Problem', err.plain.replace(/[^\x20-\x24\x26-\x7e]/gu, (c) => encodeURIComponent(c)));
+}
+
 /** A change refused because it would send a stored secret elsewhere without proof (403). */
 class SecretRedirectRefused extends Error {}
 
@@ -98,7 +110,10 @@ export function register(app: App, ctx: AgentContext): void {
       sendJson(res, 200, shown(next));
     } catch (err) {
       if (err instanceof SecretRedirectRefused) return sendText(res, 403, err.message);
-      if (err instanceof SettingsError) return sendText(res, 400, err.message);
+      if (err instanceof SettingsError) {
+        refusalHeaders(res, err);
+        return sendText(res, 400, err.message);
+      }
       throw err;
     }
   });

@@ -10,11 +10,31 @@
 /** @typedef {import('./types').PostPath} PostPath */
 
 export class ApiError extends Error {
-  /** @param {number} status @param {string} message */
-  constructor(status, message) {
+  /**
+   * @param {number} status
+   * @param {string} message
+   * @param {{ field?: string, plain?: string }} [named] a refused setting (POST /settings' 400):
+   *   its key and the refusal in the page's words (the Settings-Field and Settings-Problem headers)
+   */
+  constructor(status, message, named) {
     super(message);
     this.status = status;
+    this.field = named?.field;
+    this.plain = named?.plain;
   }
+}
+
+/** The refused setting a 400 names in its headers, if any. @param {Response} r */
+function namedField(r) {
+  const field = r.headers.get('Settings-Field') || undefined;
+  const problem = r.headers.get('Settings-Problem');
+  let plain;
+  try {
+    plain = problem ? decodeURIComponent(problem) : undefined;
+  } catch {
+    plain = problem || undefined;
+  }
+  return field ? { field, plain } : undefined;
 }
 
 /** A box path as a URL relative to the page. @param {string} boxPath */
@@ -50,7 +70,7 @@ async function ask(boxPath, body) {
     location.assign(onBox('/login?return_to=' + encodeURIComponent('/' + location.hash)));
     throw new ApiError(401, 'signed out');
   }
-  if (!r.ok) throw new ApiError(r.status, text.trim() || r.statusText);
+  if (!r.ok) throw new ApiError(r.status, text.trim() || r.statusText, namedField(r));
   return text ? JSON.parse(text) : null;
 }
 

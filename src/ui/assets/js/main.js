@@ -24,7 +24,7 @@ const ROUTES = [
   [/^#\/?$|^#\/printers$/, () => printersView(), 'printers'],
   [/^#\/discovered$/, () => discoveredView(), 'discovered'],
   [/^#\/printer\/(.+)$/, (m) => printerView(decodeURIComponent(m[1])), 'printer'],
-  [/^#\/settings$/, () => settingsView(), 'settings'],
+  [/^#\/settings(?:\/([a-z-]+))?$/, (m) => settingsView(m[1]), 'settings'],
   [/^#\/logs$/, () => logsView(), 'logs'],
   [/^#\/alerts$/, () => alertsView(), 'alerts'],
 ];

@@ -6,6 +6,7 @@
 import { get, post } from './api.js';
 import { errorText, h, when } from './dom.js';
 import { field, inp, intOf, lines, settingsForm } from './settings-form.js';
+import { caField } from './ca-field.js';
 import { onLeave } from './view.js';
 
 /** @typedef {import('./types').Schemas['Settings']} Settings */
@@ -41,14 +42,24 @@ export function notificationsSection(s) {
     lastSecurity = v;
     const hint = document.getElementById('s-notifications-smtp_security-hint');
     if (hint) hint.textContent = securityHint(v);
+    tlsChoices(v);
   });
   const user = inp('text', n.smtp_user, { autocomplete: 'off' });
   const password = inp('password', '', { autocomplete: 'new-password', placeholder: secretHint(n.smtp_password_set) });
   const from = inp('email', n.smtp_from, { autocomplete: 'off' });
-  const ca = h('textarea', { rows: 3, spellcheck: 'false', placeholder: '-----BEGIN CERTIFICATE-----' });
-  ca.value = n.ca_pem;
+  const caBox = caField('notifications.ca_pem', 'Trusted CA certificate (PEM)', n.ca_pem,
+    "Optional: the site's own CA, or the mail server's self-signed certificate. Paste it or upload its file.");
+  const ca = caBox.text;
   const selfSigned = h('input', { type: 'checkbox' });
   selfSigned.checked = n.smtp_allow_self_signed;
+  const selfSignedField = field('notifications.smtp_allow_self_signed',
+    'Accept any certificate from the mail server (not recommended)', selfSigned);
+  // Plain text has no certificate to trust: its choices are hidden with it (and kept as they are).
+  const tlsChoices = (/** @type {string} */ v) => {
+    caBox.node.hidden = v === 'none';
+    selfSignedField.hidden = v === 'none';
+  };
+  tlsChoices(n.smtp_security);
   const secret = inp('password', '', { autocomplete: 'new-password', placeholder: secretHint(n.webhook_secret_set) });
   const digest = inp('number', n.digest_minutes, { min: 0, max: 1440, inputmode: 'numeric' });
 
@@ -106,10 +117,8 @@ export function notificationsSection(s) {
     field('notifications.smtp_user', 'User name', user, 'Empty: no sign-in'),
     field('notifications.smtp_password', 'Password', password, 'Never shown; leave empty to keep it.'),
     field('notifications.smtp_from', 'Sender address', from),
-    field('notifications.ca_pem', 'Trusted CA certificate (PEM)', ca,
-      "Optional: the site's own CA, or the mail server's self-signed certificate"),
-    field('notifications.smtp_allow_self_signed', 'Accept any certificate from the mail server (not recommended)',
-      selfSigned),
+    caBox.node,
+    selfSignedField,
     field('notifications.webhook_secret', 'Webhook secret', secret,
       'Signs each webhook call (HMAC-SHA256, see the API document). Never shown; leave empty to keep it.'),
     field('notifications.digest_minutes', 'Gather alerts for (minutes)', digest,

@@ -5,6 +5,7 @@ import { post, restore, urls } from './api.js';
 import { errorText, fmtInt, h, when } from './dom.js';
 import { clearErrors, field, inp, settingsForm, showError } from './settings-form.js';
 import { STORAGE_TEXT } from './status.js';
+import { caField } from './ca-field.js';
 
 /** @typedef {import('./types').Schemas} S */
 /** @typedef {import('./settings.js').Section} Section */
@@ -43,13 +44,16 @@ export function serverSection(s) {
   drawLink(s.server.link);
   const url = inp('url', s.server.url, { placeholder: 'https://server.example', autocomplete: 'off' });
   const token = inp('password', '', { autocomplete: 'off', placeholder: 'unchanged' });
+  // A server whose certificate comes from a private CA: trusted from here, at once (no restart).
+  const ca = caField('server.ca_pem', "Server's CA certificate (PEM)", s.server.ca_pem,
+    "Optional: the CA that issued the server's certificate (a site's private CA), or its self-signed certificate. Paste it or upload its file; the system's CAs stay trusted.");
   // The link's state is drawn from `server_status` only: the answer to the POST can be older than
   // the event the change itself sent (the link restarts as the settings change), and would undo it.
   const node = settingsForm('settings-server', 'Central server', [link,
     field('server.url', 'Server address', url, 'Empty: this box works alone.'),
     field('server.enrollment_token', 'Enrollment token', token,
-      'The join token the server issued. Never shown again; leave empty to keep it.')],
-  () => ({ server: { url: url.value.trim(), enrollment_token: token.value } }), () => {
+      'The join token the server issued. Never shown again; leave empty to keep it.'), ca.node],
+  () => ({ server: { url: url.value.trim(), enrollment_token: token.value, ca_pem: ca.text.value.trim() } }), () => {
     token.value = '';
   });
   return {

@@ -7,7 +7,8 @@ import { guardLeave } from './view.js';
 
 /**
  * A field: label, control, hint and the place its error goes. `path` is the settings key the
- * agent names in its 400 message ("discovery.ranges_text: line 2: ...").
+ * agent names in its 400 (the Settings-Field header, and the start of its message:
+ * "discovery.ranges_text: line 2: ..."); the error shown is the agent's plain words for it.
  * @param {string} path
  * @param {string} label
  * @param {HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement} control
@@ -55,7 +56,7 @@ export function showError(form, message, formMsg, path) {
       input.focus();
     }
     formMsg.textContent = 'Not saved: see the field marked above. Nothing was changed.';
-  } else formMsg.textContent = 'Not saved: ' + message + '. Nothing was changed.';
+  } else formMsg.textContent = 'Not saved: ' + message.replace(/\.$/, '') + '. Nothing was changed.';
   formMsg.className = 'error';
 }
 
@@ -115,7 +116,9 @@ export function settingsForm(id, title, fields, collect, after) {
         formMsg.before(passwordPrompt(err.message, body, save));
         return;
       }
-      showError(form, errorText(err), formMsg);
+      // The box names the refused setting and says it in the page's words (api.js ApiError).
+      if (err instanceof ApiError && err.field) showError(form, err.plain || err.message, formMsg, err.field);
+      else showError(form, errorText(err), formMsg);
     }
   });
   return h('section', {}, form);

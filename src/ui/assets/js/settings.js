@@ -1,7 +1,8 @@
 // @ts-check
-// Settings (#/settings): one section after another, each saving on its own. A section is made
-// from the settings read (GET /settings) and may follow the events; to add one, write its maker
-// (here, or in a module of its own like updates.js) and list it in SECTIONS.
+// Settings (#/settings/<part>): a list of parts to move between, and the chosen part's sections,
+// each saving on its own. A section is made from the settings read (GET /settings) and may follow
+// the events; to add one, write its maker (here, or in a module of its own like updates.js) and
+// list it in a part of PARTS.
 import { get } from './api.js';
 import { h } from './dom.js';
 import { onEvent } from './live.js';
@@ -215,16 +216,38 @@ function logSection(s) {
   };
 }
 
-/** The sections, in the page's order (null: not shown to this account). @type {((s: Settings) => Section | null)[]} */
-const SECTIONS = [discoverySection, snmpSection, pollingSection, alertRulesSection, notificationsSection, serverSection,
-  logSection, storageSection, provisioningSection, accountSection, accountsSection, updatesSection, backupSection];
+/**
+ * The page's parts, one shown at a time (#/settings/<id>; #/settings shows the first), each with
+ * its sections in order (a section maker's null: not shown to this account). Switching part is
+ * a navigation: unsaved edits in the part left are asked about first (view.js guardLeave).
+ * @type {{ id: string, title: string, sections: ((s: Settings) => Section | null)[] }[]}
+ */
+export const PARTS = [
+  { id: 'discovery', title: 'Discovery', sections: [discoverySection] },
+  { id: 'snmp', title: 'SNMP', sections: [snmpSection] },
+  { id: 'polling', title: 'Polling and alerts', sections: [pollingSection, alertRulesSection] },
+  { id: 'notifications', title: 'Notifications', sections: [notificationsSection] },
+  { id: 'server', title: 'Central server', sections: [serverSection] },
+  { id: 'accounts', title: 'Accounts', sections: [accountSection, accountsSection] },
+  { id: 'updates', title: 'Updates', sections: [updatesSection] },
+  { id: 'box', title: 'Box', sections: [logSection, storageSection, provisioningSection] },
+  { id: 'backup', title: 'Backup', sections: [backupSection] },
+];
 
-export async function settingsView() {
-  setTitle('Settings');
+/** @param {string} [partId] the part in the address (#/settings/<id>); none or unknown: the first */
+export async function settingsView(partId) {
+  const part = PARTS.find((p) => p.id === partId) || PARTS[0];
+  setTitle('Settings · ' + part.title);
   // The Accounts section is an admin's: the role must be known first.
   const [s] = await Promise.all([get('/settings'), roleKnown]);
-  const sections = SECTIONS.map((make) => make(s)).filter((x) => x !== null);
-  view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings' }), ...sections.map((x) => x.node));
+  const sections = part.sections.map((make) => make(s)).filter((x) => x !== null);
+  const nav = h('nav', { class: 'settings-parts', 'aria-label': 'Settings sections' },
+    h('ul', {}, PARTS.map((p) => h('li', {}, h('a', {
+      href: '#/settings/' + p.id, id: 'settings-part-' + p.id, text: p.title,
+      'aria-current': p === part ? 'page' : undefined,
+    })))));
+  view().replaceChildren(h('h2', { class: 'sr-only', text: 'Settings: ' + part.title }), nav,
+    h('div', { class: 'settings-part', id: 'settings-part', 'data-part': part.id }, ...sections.map((x) => x.node)));
   // A viewer reads every section; only their own password stays theirs to change.
   readOnlyForViewer(view());
   for (const x of sections) if (x.onEvent) onLeave(onEvent(x.onEvent));
