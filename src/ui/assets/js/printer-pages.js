@@ -77,7 +77,7 @@ export function pagesPerPeriod(serial) {
   function draw(r) {
     tz = r.tz;
     const zone = document.getElementById('pages-zone');
-    if (zone) zone.textContent = 'Counted in the box\'s time zone, ' + tz + ' (Settings → Alerts). ';
+    if (zone) zone.textContent = 'Counted in the box\'s time zone, ' + tz + ' (Settings → Polling and alerts). ';
     const unit = KINDS.find(([k]) => k === kind)?.[2] ?? kind;
     // Unknown periods before the first known one are before the printer's history: left out.
     const firstKnown = r.periods.findIndex((p) => p.pages !== null);
