@@ -34,6 +34,7 @@ import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
 import { startBillingSchedule } from '../billing/start.js';
+import { startOrderListMail } from '../notify/order-list-mail.js';
 import { UsbPrinters } from '../usb/service.js';
 import { UpdateService } from '../update/service.js';
 import { Rauc } from '../update/rauc.js';
@@ -199,6 +200,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   // (issue 34: seconds on a slow board or under TCG).
   let stopDiscovery = () => {};
   let stopBilling = () => {};
+  let stopOrderListMail = () => {};
   let backgroundStarted = false;
   const startBackground = () => {
     clearTimeout(backgroundTimer);
@@ -206,6 +208,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     backgroundStarted = true;
     stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
     stopBilling = startBillingSchedule({ db, devices, metrics, discovery, settings, log, now });
+    stopOrderListMail = startOrderListMail({ settings, devices, metrics, notifications, outbox, log, now });
     serverLink.start();
     // The slots are read (and an install begun before this start settled) while the agent serves.
     void updates.start();
@@ -238,6 +241,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopProvisionWatch();
     stopDiscovery();
     stopBilling();
+    stopOrderListMail();
     updates.stop();
     alertService.stop();
     notifications.stop();
