@@ -8,6 +8,7 @@ import { onEvent } from './live.js';
 import { accountsSection } from './accounts.js';
 import { accountSection, backupSection, provisioningSection, serverSection, storageSection } from './settings-box.js';
 import { notificationsSection } from './notifications.js';
+import { billingSection } from './settings-billing.js';
 import { chk, choice, field, inp, intOf, lines, settingsForm } from './settings-form.js';
 import { updatesSection } from './updates.js';
 import { readOnlyForViewer, roleKnown } from './role.js';
@@ -210,7 +211,7 @@ function logSection(s) {
 }
 
 /** The sections, in the page's order (null: not shown to this account). @type {((s: Settings) => Section | null)[]} */
-const SECTIONS = [discoverySection, snmpSection, pollingSection, alertRulesSection, notificationsSection, serverSection,
+const SECTIONS = [discoverySection, snmpSection, pollingSection, alertRulesSection, notificationsSection, billingSection, serverSection,
   logSection, storageSection, provisioningSection, accountSection, accountsSection, updatesSection, backupSection];
 
 export async function settingsView() {
