@@ -16,7 +16,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { stringify } from 'csv-stringify';
+import { stringify, type Options } from 'csv-stringify';
+import { stringify as stringifySync } from 'csv-stringify/sync';
 import type { AgentContext } from './context.js';
 import { queryOf } from './query.js';
 import { sendText } from './respond.js';
@@ -66,6 +67,22 @@ function batched(): Transform {
   });
 }
 
+/** The file's rules (see the top of this file), for a stream and for a small file made whole. */
+function csvOptions(header: string[]): Options {
+  return {
+    header: true,
+    columns: header,
+    bom: true,
+    record_delimiter: 'windows',
+    cast: { string: safeText, boolean: (b) => (b ? 'true' : 'false') },
+  };
+}
+
+/** A small CSV file whole (an e-mail's attachment: the order list), byte for byte what sendCsv streams. */
+export function csvText(header: string[], rows: Cell[][]): string {
+  return stringifySync(rows, csvOptions(header));
+}
+
 /**
  * Streams `rows` as a CSV download named `filename`. The status is sent with the first bytes, so a
  * failure after it cuts the connection (the download fails visibly rather than ending short).
@@ -77,13 +94,7 @@ export async function sendCsv(
   res.setHeader('Content-Type', 'text/csv; charset=utf-8; header=present');
   res.setHeader('Content-Disposition', `attachment; filename="${filename}"`);
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  const csv = stringify({
-    header: true,
-    columns: header,
-    bom: true,
-    record_delimiter: 'windows',
-    cast: { string: safeText, boolean: (b) => (b ? 'true' : 'false') },
-  });
+  const csv = stringify(csvOptions(header));
   try {
     await pipeline(Readable.from(rows, { objectMode: true, highWaterMark: 64 }), csv, batched(), res);
   } catch (err) {

@@ -18,7 +18,11 @@ export async function run(args: string[], configPath: string | undefined): Promi
     const r = await importNdjson(db, input);
     if (r.warning) process.stderr.write(`printbox-agent import: ${args[0]}: warning: ${r.warning}\n`);
     const skipped = r.skipped ? `; ${r.skipped} raw rows already stored, skipped` : '';
-    process.stdout.write(`imported ${r.devices} devices and ${r.metrics} metric rows from ${args[0]}${skipped}\n`);
+    // Meter reads are named only when the file has some: a backup without them prints what it always did.
+    const reads = r.meter_reads || r.meter_reads_skipped;
+    const what = reads ? `${r.devices} devices, ${r.metrics} metric rows and ${r.meter_reads} billing meter reads` : `${r.devices} devices and ${r.metrics} metric rows`;
+    const readsKept = r.meter_reads_skipped ? `; ${r.meter_reads_skipped} meter reads not imported: the box has a read for that printer and period already, which stays` : '';
+    process.stdout.write(`imported ${what} from ${args[0]}${skipped}${readsKept}\n`);
     return 0;
   } catch (err) {
     process.stderr.write(`printbox-agent import: ${args[0]}: ${(err as Error).message}; nothing was imported\n`);

@@ -35,6 +35,7 @@ import { DiscoveryService } from '../discovery/service.js';
 import { startDiscoverySchedule } from '../discovery/schedule.js';
 import { startRollupSchedule } from '../rollup/schedule.js';
 import { startBillingSchedule } from '../billing/start.js';
+import { startOrderListMail } from '../notify/order-list-mail.js';
 import { UsbPrinters } from '../usb/service.js';
 import { UpdateService } from '../update/service.js';
 import { Rauc } from '../update/rauc.js';
@@ -201,6 +202,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   // (issue 34: seconds on a slow board or under TCG).
   let stopDiscovery = () => {};
   let stopBilling = () => {};
+  let stopOrderListMail = () => {};
   let backgroundStarted = false;
   const startBackground = () => {
     clearTimeout(backgroundTimer);
@@ -208,6 +210,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     backgroundStarted = true;
     stopDiscovery = startDiscoverySchedule(discovery, settings, log, now);
     stopBilling = startBillingSchedule({ db, devices, metrics, discovery, settings, log, now });
+    stopOrderListMail = startOrderListMail({ settings, devices, metrics, notifications, outbox, log, now });
     serverLink.start();
     // The slots are read (and an install begun before this start settled) while the agent serves.
     void updates.start();
@@ -240,6 +243,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     stopProvisionWatch();
     stopDiscovery();
     stopBilling();
+    stopOrderListMail();
     updates.stop();
     alertService.stop();
     notifications.stop();

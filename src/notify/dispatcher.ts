@@ -10,7 +10,7 @@ import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../log/logger.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { AlertJson } from '../alerts/service.js';
-import { type Channel, type OutboxRow, OutboxStore } from './outbox.js';
+import { type Channel, type OutboxRow, type PreparedMessage, OutboxStore } from './outbox.js';
 import { allRecipients, recipientsOf, type NotificationSettings } from './recipients.js';
 import { emailSubject, emailText, TEST_SUBJECT, TEST_TEXT, type QueuedAlert, type Speaker, type WebhookBody } from './message.js';
 import { sendEmail } from './email.js';
@@ -103,6 +103,17 @@ export class NotificationDispatcher {
     this.schedule();
   }
 
+  /**
+   * Queues a scheduled message (the weekly order list, `key` naming its week) to `emails`, unless
+   * that week's was made already; null records the week as done with nothing sent (an empty list).
+   * Returns whether it was queued now.
+   */
+  queueScheduled(key: string, dueAt: number, emails: string[], message: PreparedMessage | null, items: number): boolean {
+    const queued = this.deps.outbox.addScheduled(key, dueAt, emails, message, items, this.deps.now());
+    if (queued && message && emails.length) this.schedule();
+    return queued;
+  }
+
   /** Arms the timer for the next due message (now, when one is due). */
   private schedule(): void {
     if (this.stopped || this.running) return;
@@ -143,9 +154,10 @@ export class NotificationDispatcher {
 
   private async deliver(row: OutboxRow): Promise<void> {
     const { outbox, log, now } = this.deps;
-    const what = { outbox_id: row.id, channel: row.channel, target: row.target, alerts: row.alerts.length, attempt: row.attempts + 1 };
+    const what = { outbox_id: row.id, channel: row.channel, target: row.target, alerts: row.alerts.length, ...(row.message ? { subject: row.message.subject } : {}), attempt: row.attempts + 1 };
     try {
-      await this.send(row.channel, row.target, row.id, row.alerts);
+      if (row.message) await this.sendPrepared(row.target, row.message);
+      else await this.send(row.channel, row.target, row.id, row.alerts);
     } catch (err) {
       const reason = (err as Error).message || String(err);
       if (this.stopped) return; // the database may be closing; the row is tried again at the next start
@@ -170,6 +182,13 @@ export class NotificationDispatcher {
       this.held.set(id, holdUntil);
       this.deps.log.error({ outbox_id: id, err: (err as Error).message }, 'notification attempt not recorded (the card takes no writes): the message is held in memory for this run');
     }
+  }
+
+  /** A prepared message goes by e-mail as it was made (the outbox makes no other kind of row). */
+  private async sendPrepared(target: string, m: PreparedMessage): Promise<void> {
+    const n = this.deps.settings.get().notifications;
+    if (!n.smtp_host || !n.smtp_from) throw new Error('no mail server set (notifications.smtp_host, smtp_from)');
+    await sendEmail(n, { to: target, subject: m.subject, text: m.text, attachments: m.attachments });
   }
 
   private async send(channel: Channel, target: string, id: number, alerts: QueuedAlert[], test = false): Promise<void> {

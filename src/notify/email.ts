@@ -13,10 +13,18 @@ export const MAIL_CA_FIX = 'upload its CA certificate in Settings → Notificati
 /** Each step's deadline: connecting, the greeting, and silence on the socket. */
 const TIMEOUT_MS = 15_000;
 
+export interface Attachment {
+  filename: string;
+  contentType: string;
+  content: string;
+}
+
 export interface Mail {
   to: string;
   subject: string;
   text: string;
+  /** Files made by the box (the order list's CSV), never read from a path or URL. */
+  attachments?: Attachment[];
 }
 
 /** Sends one message; rejects with the server's or the network's reason. */
@@ -43,7 +51,7 @@ export async function sendEmail(n: NotificationSettings, mail: Mail): Promise<vo
     { disableFileAccess: true, disableUrlAccess: true },
   );
   try {
-    await transport.sendMail({ from: n.smtp_from, to: mail.to, subject: mail.subject, text: mail.text });
+    await transport.sendMail({ from: n.smtp_from, to: mail.to, subject: mail.subject, text: mail.text, attachments: mail.attachments });
   } catch (err) {
     throw tlsInWords(err, 'the mail server', `${n.smtp_host}:${n.smtp_port}`, MAIL_CA_FIX) ?? err;
   } finally {

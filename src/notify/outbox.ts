@@ -3,6 +3,14 @@
 // down; the dispatcher (dispatcher.ts) sends due rows and records each attempt here.
 import type { DB } from '../store/db.js';
 import type { AlertJson } from '../alerts/service.js';
+import type { Attachment } from './email.js';
+
+/** A message made before it is queued (the weekly order list), sent as it is at every attempt. */
+export interface PreparedMessage {
+  subject: string;
+  text: string;
+  attachments?: Attachment[];
+}
 
 export type Channel = 'email' | 'webhook';
 export type OutboxState = 'pending' | 'sent' | 'failed';
@@ -12,6 +20,8 @@ export interface OutboxRow {
   channel: Channel;
   target: string;
   alerts: AlertJson[];
+  /** Set for a prepared message (migration 20); alerts is empty then. */
+  message?: PreparedMessage;
   state: OutboxState;
   attempts: number;
   created_at: number;
@@ -28,8 +38,12 @@ export const KEEP_FAILED = 200;
 /** Alerts one message carries at most; a digest that reaches it closes and the next alert starts another. */
 export const MAX_ALERTS_PER_MESSAGE = 200;
 
-type RawRow = Omit<OutboxRow, 'alerts'> & { alerts: string };
-const rowOf = (r: RawRow | undefined): OutboxRow | undefined => r && { ...r, alerts: JSON.parse(r.alerts) as AlertJson[] };
+type RawRow = Omit<OutboxRow, 'alerts' | 'message'> & { alerts: string; message: string | null };
+const rowOf = (r: RawRow | undefined): OutboxRow | undefined => {
+  if (!r) return undefined;
+  const { message, ...rest } = r;
+  return { ...rest, alerts: JSON.parse(r.alerts) as AlertJson[], ...(message ? { message: JSON.parse(message) as PreparedMessage } : {}) };
+};
 
 export class OutboxStore {
   private readonly s;
@@ -37,8 +51,11 @@ export class OutboxStore {
     this.s = {
       // The row still collecting for this recipient: pending, never tried, window still open.
       collecting: db.prepare(
-        "SELECT * FROM notification_outbox WHERE channel = ? AND target = ? AND state = 'pending' AND attempts = 0 AND collect_until > ? ORDER BY id DESC LIMIT 1",
+        "SELECT * FROM notification_outbox WHERE channel = ? AND target = ? AND state = 'pending' AND attempts = 0 AND collect_until > ? AND message IS NULL ORDER BY id DESC LIMIT 1",
       ),
+      insertMessage: db.prepare("INSERT INTO notification_outbox (channel, target, alerts, message, created_at, collect_until, next_attempt_at) VALUES (?, ?, '[]', ?, ?, ?, ?)"),
+      scheduledDone: db.prepare('SELECT 1 FROM scheduled_mail WHERE key = ?').pluck(),
+      markScheduled: db.prepare('INSERT INTO scheduled_mail (key, due_at, done_at, items, recipients) VALUES (?, ?, ?, ?, ?)'),
       insert: db.prepare('INSERT INTO notification_outbox (channel, target, alerts, created_at, collect_until, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)'),
       setAlerts: db.prepare('UPDATE notification_outbox SET alerts = ? WHERE id = ?'),
       get: db.prepare('SELECT * FROM notification_outbox WHERE id = ?'),
@@ -67,6 +84,26 @@ export class OutboxStore {
       const until = now + digestMs;
       return Number(this.s.insert.run(channel, target, JSON.stringify([alert]), now, until, until).lastInsertRowid);
     })();
+  }
+
+  /** Whether the scheduled mail `key` (one week's order list) was made already. */
+  scheduledDone(key: string): boolean {
+    return this.s.scheduledDone.get(key) !== undefined;
+  }
+
+  /**
+   * Records the scheduled mail `key` as done and queues `message` (null: nothing to send, an empty
+   * list) to each address, all in one transaction: false, and nothing written, when it was done
+   * already (a second check, another process).
+   */
+  addScheduled(key: string, dueAt: number, emails: string[], message: PreparedMessage | null, items: number, now: number): boolean {
+    return this.db.transaction(() => {
+      if (this.scheduledDone(key)) return false;
+      const to = message ? emails : [];
+      this.s.markScheduled.run(key, dueAt, now, items, to.length);
+      for (const e of to) this.s.insertMessage.run('email', e, JSON.stringify(message), now, now, now);
+      return true;
+    }).immediate();
   }
 
   get(id: number): OutboxRow | undefined {

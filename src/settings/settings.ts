@@ -11,6 +11,9 @@ import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rul
 import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from '../notify/recipients.js';
 import { isTimeZone, parseTimeOfDay } from '../billing/billing-time.js';
 
+export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
 export interface V3Setting {
   user: string;
   auth_protocol: 'SHA' | 'MD5' | 'none';
@@ -88,6 +91,10 @@ export interface Settings {
   /** The order list (GET /api/supplies/order-list): supplies forecast to run out within `within_days`. */
   order_list: {
     within_days: number;
+    /** The weekly order-list e-mail (notify/order-list-mail.ts), at `email_weekday` `email_time` in `billing.time_zone`. */
+    email_enabled: boolean;
+    email_weekday: Weekday;
+    email_time: string;
   };
   /** How the box says things to people (alerts/words.ts). */
   display: {
@@ -154,7 +161,7 @@ export function defaultSettings(d: SettingsDefaults): Settings {
     alerts: { ...DEFAULT_ALERT_RULES },
     notifications: structuredClone(DEFAULT_NOTIFICATIONS),
     billing: { enabled: true, day: 1, time: '00:00', time_zone: 'UTC' },
-    order_list: { within_days: 14 },
+    order_list: { within_days: 14, email_enabled: false, email_weekday: 'monday', email_time: '08:00' },
     // The system's zone (the appliance's is UTC unless set): a site changes it in Settings, Alerts.
     display: { time_zone: systemTimeZone() },
   };
@@ -393,7 +400,7 @@ const RULES: Record<string, Record<string, Rule>> = {
     recipients: recipientRules,
   },
   billing: { enabled: bool, day: int(1, 31), time: timeOfDay, time_zone: timeZone },
-  order_list: { within_days: int(1, 365) },
+  order_list: { within_days: int(1, 365), email_enabled: bool, email_weekday: oneOf(...WEEKDAYS), email_time: timeOfDay },
   display: { time_zone: timeZone },
 };
 

@@ -57,6 +57,7 @@ export class MeterReadStore {
   private readonly readSerialsStmt: Statement;
   private readonly periodsStmt: Statement;
   private readonly listStmt: Statement;
+  private readonly allStmt: Statement;
 
   constructor(db: DB) {
     const columns = ['serial', 'period', 'due_at', 'read_at', 'source', ...READ_COUNTERS, 'extra', 'attempts', 'created_at'];
@@ -68,6 +69,7 @@ export class MeterReadStore {
        FROM meter_reads GROUP BY period ORDER BY period DESC`,
     );
     this.listStmt = db.prepare(LIST_SQL);
+    this.allStmt = db.prepare('SELECT * FROM meter_reads ORDER BY period, serial');
   }
 
   /** Stores a read unless the printer has one for the period already; true when stored. */
@@ -88,6 +90,22 @@ export class MeterReadStore {
   /** Every period with reads, newest first, with how many reads and how many were not polled. */
   periods(): { period: string; due_at: number; printers: number; nearest: number; missing: number }[] {
     return this.periodsStmt.all() as { period: string; due_at: number; printers: number; nearest: number; missing: number }[];
+  }
+
+  /** Every read, by period then serial, one row at a time (the backup writes them: store/ndjson.ts). */
+  *iterateAll(): Generator<MeterRead> {
+    for (const row of this.allStmt.iterate() as IterableIterator<Row>) {
+      yield {
+        serial: row.serial as string,
+        period: row.period as string,
+        due_at: row.due_at as number,
+        read_at: row.read_at as number | null,
+        source: row.source as ReadSource,
+        counters: countersOf(row),
+        ...(row.extra ? { extra: JSON.parse(row.extra as string) as Record<string, number> } : {}),
+        attempts: row.attempts as number,
+      };
+    }
   }
 
   /** The reads of `period`, in serial order, one row at a time (a CSV streams them). */

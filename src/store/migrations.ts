@@ -442,6 +442,27 @@ export const migrations: Migration[] = [
       db.exec('ALTER TABLE metrics_raw ADD COLUMN round INTEGER');
     },
   },
+  {
+    // The weekly order-list e-mail (issue 59, notify/order-list-mail.ts) goes through the outbox
+    // like an alert digest, so it is retried and listed the same way; its row carries the message
+    // made when it was due (subject, text, the CSV) rather than alerts. `scheduled_mail` says which
+    // week's list was sent, in the same transaction as its outbox rows: never twice, even across a
+    // restart, and a week whose list was empty is marked done too (nothing was sent).
+    version: 20,
+    description: 'outbox: prepared messages (the weekly order list) and the scheduled mails already made',
+    up(db) {
+      db.exec(`
+        ALTER TABLE notification_outbox ADD COLUMN message TEXT;      -- JSON {subject, text, attachments}; NULL: an alert message
+        CREATE TABLE scheduled_mail (
+          key TEXT PRIMARY KEY,                            -- 'order-list YYYY-MM-DD' (the due day in the billing zone)
+          due_at INTEGER NOT NULL,                         -- epoch ms
+          done_at INTEGER NOT NULL,                        -- epoch ms
+          items INTEGER NOT NULL,                          -- lines in the list (0: nothing was sent)
+          recipients INTEGER NOT NULL                      -- outbox rows written
+        );
+      `);
+    },
+  },
 ];
 
 export const latestVersion = migrations[migrations.length - 1].version;

@@ -1,5 +1,6 @@
 // Backup and restore as NDJSON (decisions.md, docs/backup-format.md): one object a line, a header,
-// devices then metrics by tier, and (version 2) a trailer with the record counts and a checksum.
+// devices, metrics by tier, billing meter reads, and (version 2) a trailer with the record counts
+// and a checksum.
 // Import is one transaction: the first bad line rejects the whole file, naming the line, and a
 // version 2 file is only committed once its trailer has been read and checked.
 import { createHash } from 'node:crypto';
@@ -7,10 +8,11 @@ import type { Readable, Writable } from 'node:stream';
 import type { DB } from './db.js';
 import { DeviceStore } from './devices.js';
 import { MetricsStore } from './metrics.js';
+import { MeterReadStore, READ_COUNTERS, READ_SOURCES, type MeterRead, type ReadSource } from './meter-reads.js';
 import { TIERS, type Device, type Tier } from '../model/device.js';
 import { DEVICE_BACKUP_FIELDS } from '../model/device-fields.js';
 import { METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, serialize, type Field } from '../model/serialize.js';
-import { parseTime } from '../model/time.js';
+import { formatTime, parseTime } from '../model/time.js';
 import { snapshotJson } from '../model/views.js';
 import { inheritedKeyProblem, withStorableKeys } from '../model/inherited-keys.js';
 
@@ -31,9 +33,14 @@ export class ImportError extends Error {
 export interface RecordCounts {
   device: number;
   metrics: Record<Tier, number>;
+  /**
+   * Billing meter reads (issue 59). In the trailer only when there are some: a box without reads
+   * writes the bytes it wrote before reads were backed up, which an older agent still imports.
+   */
+  meter_read: number;
 }
 
-const noRecords = (): RecordCounts => ({ device: 0, metrics: Object.fromEntries(TIERS.map((t) => [t, 0])) as Record<Tier, number> });
+const noRecords = (): RecordCounts => ({ device: 0, metrics: Object.fromEntries(TIERS.map((t) => [t, 0])) as Record<Tier, number>, meter_read: 0 });
 
 // The checksum is SHA-256 of every byte before the trailer line. A hash is updated line by line, so
 // export computes it while writing and import while reading, neither holding the file nor reading
@@ -139,10 +146,60 @@ function parseMetrics(obj: Obj): ParsedMetrics {
   return m;
 }
 
+const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/;
+const METER_READ_FIELDS = new Set(['kind', 'serial', 'period', 'billing_time', 'read_at', 'source', 'attempts']);
+const READ_COUNTER_SET = new Set<string>(READ_COUNTERS);
+
+/**
+ * A meter read line (store/meter-reads.ts): `read_at` is the reading's own time, absent for a
+ * `missing` read and required otherwise; counters are the four columns and the category counters.
+ */
+function parseMeterRead(obj: Obj): MeterRead {
+  const serial = checkSerial(obj.serial);
+  if (typeof obj.period !== 'string' || !PERIOD.test(obj.period)) throw new Error('field period must be a month as YYYY-MM');
+  const due = checkField({ name: 'billing_time', kind: 'time' }, obj.billing_time) as number;
+  if (typeof obj.source !== 'string' || !(READ_SOURCES as readonly string[]).includes(obj.source)) {
+    throw new Error(`field source must be one of ${READ_SOURCES.join(', ')}`);
+  }
+  const source = obj.source as ReadSource;
+  const readAt = obj.read_at === undefined || obj.read_at === null ? null : (checkField({ name: 'read_at', kind: 'time' }, obj.read_at) as number);
+  if (source === 'missing' && readAt !== null) throw new Error('field read_at must be absent for a missing read (no reading was found)');
+  if (source !== 'missing' && readAt === null) throw new Error(`field read_at is required for a ${source} read (the reading's own time)`);
+  const attempts = obj.attempts ?? 0;
+  if (!Number.isSafeInteger(attempts) || (attempts as number) < 0) throw new Error('field attempts must be a non-negative integer');
+  const read: MeterRead = { serial, period: obj.period, due_at: due, read_at: readAt, source, counters: {}, attempts: attempts as number };
+  const extra: Record<string, number> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (METER_READ_FIELDS.has(k)) continue;
+    if (!READ_COUNTER_SET.has(k) && !EXTRA_SET.has(k)) throw new Error(`unknown meter_read field ${k}`);
+    if (!Number.isSafeInteger(v) || (v as number) < 0) throw new Error(`field ${k} must be a non-negative integer`);
+    if (READ_COUNTER_SET.has(k)) read.counters[k as (typeof READ_COUNTERS)[number]] = v as number;
+    else extra[k] = v as number;
+  }
+  if (source === 'missing' && (Object.keys(read.counters).length || Object.keys(extra).length)) throw new Error('a missing read has no counters');
+  if (Object.keys(extra).length) read.extra = extra;
+  return read;
+}
+
+/** A meter read as its backup line. */
+function meterReadLine(r: MeterRead): Obj {
+  return {
+    kind: 'meter_read', serial: r.serial, period: r.period, billing_time: formatTime(r.due_at),
+    ...(r.read_at === null ? {} : { read_at: formatTime(r.read_at) }), source: r.source, attempts: r.attempts, ...r.counters, ...(r.extra ?? {}),
+  };
+}
+
 export interface ImportResult {
   devices: number;
   /** Metric rows written. */
   metrics: number;
+  /** Billing meter reads written. */
+  meter_reads: number;
+  /**
+   * Meter reads not written because the printer has a read for that period already: a period's
+   * first read is the one billed (store/meter-reads.ts), so a restore never replaces it.
+   */
+  meter_reads_skipped: number;
   /**
    * Raw rows not written because the device already has a reading at that time (migration 7):
    * a backup imported twice, or over the database it came from. Aggregated rows are keyed by
@@ -192,13 +249,15 @@ function parseTrailer(obj: Obj): { records: RecordCounts; sha256: string } {
   for (const k of Object.keys(obj)) if (!['kind', 'records', CHECKSUM].includes(k)) throw new Error(`unknown trailer field ${k}`);
   const r = obj.records;
   if (!isObject(r)) throw new Error('trailer field records must be an object');
-  for (const k of Object.keys(r)) if (k !== 'device' && k !== 'metrics') throw new Error(`unknown trailer field records.${k}`);
+  for (const k of Object.keys(r)) if (k !== 'device' && k !== 'metrics' && k !== 'meter_read') throw new Error(`unknown trailer field records.${k}`);
   const m = r.metrics;
   if (!isObject(m)) throw new Error('trailer field records.metrics must be an object');
   for (const k of Object.keys(m)) if (!(TIERS as readonly string[]).includes(k)) throw new Error(`unknown trailer field records.metrics.${k}`);
   const records = noRecords();
   records.device = checkCount('records.device', r.device);
   for (const t of TIERS) records.metrics[t] = checkCount(`records.metrics.${t}`, m[t]);
+  // Absent in a backup written before meter reads were backed up, and in one without reads.
+  records.meter_read = r.meter_read === undefined ? 0 : checkCount('records.meter_read', r.meter_read);
   const sha256 = obj[CHECKSUM];
   if (typeof sha256 !== 'string' || !HEX64.test(sha256)) throw new Error(`trailer field ${CHECKSUM} must be 64 lowercase hex digits`);
   return { records, sha256 };
@@ -212,6 +271,7 @@ function countDifferences(trailer: RecordCounts, file: RecordCounts): string {
   };
   say('device', trailer.device, file.device);
   for (const t of TIERS) say(`${t} metrics`, trailer.metrics[t], file.metrics[t]);
+  say('meter_read', trailer.meter_read, file.meter_read);
   return out.join(', ');
 }
 
@@ -219,7 +279,8 @@ function countDifferences(trailer: RecordCounts, file: RecordCounts): string {
 export async function importNdjson(db: DB, input: Readable): Promise<ImportResult> {
   const devices = new DeviceStore(db);
   const metrics = new MetricsStore(db);
-  const result: ImportResult = { devices: 0, metrics: 0, skipped: 0, version: 1 };
+  const reads = new MeterReadStore(db);
+  const result: ImportResult = { devices: 0, metrics: 0, meter_reads: 0, meter_reads_skipped: 0, skipped: 0, version: 1 };
   const counts = noRecords();
   const hash = createHash(CHECKSUM);
   let hasHeader = false;
@@ -295,8 +356,14 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
             });
             result.metrics++;
           }
+        } else if (obj.kind === 'meter_read') {
+          const r = parseMeterRead(obj);
+          // Devices come first in a backup, and deleting a printer deletes its reads (store/devices.ts).
+          if (!devices.get(r.serial)) throw new Error(`meter_read for unknown device ${JSON.stringify(r.serial)}`);
+          counts.meter_read++;
+          result[reads.insert(r, Date.now()) ? 'meter_reads' : 'meter_reads_skipped']++;
         } else {
-          throw new Error(`unknown kind ${JSON.stringify(obj.kind)} (expected header, device, metrics or trailer)`);
+          throw new Error(`unknown kind ${JSON.stringify(obj.kind)} (expected header, device, metrics, meter_read or trailer)`);
         }
       } catch (err) {
         throw err instanceof ImportError ? err : new ImportError(n, (err as Error).message);
@@ -320,10 +387,14 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
   return result;
 }
 
-/** Writes the whole database as NDJSON version 2, in a stable order (devices, then raw, hourly, daily, monthly), then the trailer. */
+/**
+ * Writes the whole database as NDJSON version 2, in a stable order (devices, then raw, hourly,
+ * daily, monthly, then the billing meter reads), then the trailer.
+ */
 export async function exportNdjson(db: DB, out: Writable): Promise<void> {
   const devices = new DeviceStore(db);
   const metrics = new MetricsStore(db);
+  const reads = new MeterReadStore(db);
   const records = noRecords();
   const hash = createHash(CHECKSUM);
   const write = async (obj: unknown, hashed = true) => {
@@ -349,7 +420,12 @@ export async function exportNdjson(db: DB, out: Writable): Promise<void> {
         records.metrics[tier]++;
       }
     }
-    await write({ kind: 'trailer', records, [CHECKSUM]: hash.digest('hex') }, false);
+    for (const r of reads.iterateAll()) {
+      await write(meterReadLine(r));
+      records.meter_read++;
+    }
+    const { meter_read, ...trailerRecords } = records;
+    await write({ kind: 'trailer', records: meter_read ? records : trailerRecords, [CHECKSUM]: hash.digest('hex') }, false);
   } finally {
     db.exec('COMMIT');
   }

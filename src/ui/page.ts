@@ -75,7 +75,7 @@ ${APP_CSS}</style>
 <a class="skip" id="skip" href="#view">Skip to content</a>
 <header><h1>PrintBox</h1>
 <button id="menu-button" type="button" aria-expanded="false">Menu</button>
-<nav aria-label="Pages"><a href="#/printers" data-nav="printers">Printers</a><a href="#/discovered" data-nav="discovered">Discovered <span id="discovered-count" class="badge" hidden></span></a><a href="#/alerts" data-nav="alerts">Alerts <span id="alert-count" class="badge bad" hidden></span></a><a href="#/settings" data-nav="settings">Settings</a><a href="#/logs" data-nav="logs">Logs</a></nav>
+<nav aria-label="Pages"><a href="#/printers" data-nav="printers">Printers</a><a href="#/discovered" data-nav="discovered">Discovered <span id="discovered-count" class="badge" hidden></span></a><a href="#/alerts" data-nav="alerts">Alerts <span id="alert-count" class="badge bad" hidden></span></a><a href="#/order-list" data-nav="order-list">Order list</a><a href="#/billing" data-nav="billing">Billing</a><a href="#/settings" data-nav="settings">Settings</a><a href="#/logs" data-nav="logs">Logs</a></nav>
 <div class="right"><span id="conn" role="status" data-state="connecting">Connecting…</span>${signOut ? SIGN_OUT : ''}</div></header>
 <p id="storage" role="alert" hidden></p>
 <p id="live-note" role="status" hidden></p>

@@ -101,8 +101,11 @@ export function register(app: App, ctx: AgentContext): void {
     if (raw !== req) raw.on('error', (err) => body.destroy(err));
     try {
       const r = await importNdjson(db, body);
-      ctx.log.warn({ devices: r.devices, metrics: r.metrics, skipped: r.skipped, version: r.version }, 'backup restored');
-      sendJson(res, 200, { devices: r.devices, metrics: r.metrics, skipped: r.skipped, ...(r.warning ? { warning: r.warning } : {}) });
+      ctx.log.warn({ devices: r.devices, metrics: r.metrics, skipped: r.skipped, meter_reads: r.meter_reads, meter_reads_skipped: r.meter_reads_skipped, version: r.version }, 'backup restored');
+      sendJson(res, 200, {
+        devices: r.devices, metrics: r.metrics, skipped: r.skipped, meter_reads: r.meter_reads, meter_reads_skipped: r.meter_reads_skipped,
+        ...(r.warning ? { warning: r.warning } : {}),
+      });
     } catch (err) {
       if (err === tooLarge) return sendTextAndClose(req, res, 413, `${tooLarge.message}; nothing was restored`);
       if ((err as { code?: string }).code?.startsWith('Z_')) return sendText(res, 400, `the gzipped backup is damaged: ${(err as Error).message}; nothing was restored`);

@@ -21,6 +21,7 @@ function messageJson(r: OutboxRow) {
     target: r.target,
     state: r.state,
     alert_ids: r.alerts.map((a) => a.id),
+    ...(r.message ? { subject: r.message.subject } : {}),
     attempts: r.attempts,
     created_at: time(r.created_at),
     next_attempt_at: r.state === 'pending' ? time(r.next_attempt_at) : null,

@@ -6,11 +6,14 @@ import { errorText, sendJson, sendText } from '../respond.js';
 import { orderList, type OrderItem } from '../../forecast/order-list.js';
 import { fileDate, formatOf, sendCsv, type Cell } from '../csv.js';
 
-const CSV_HEADER = ['expected_empty_on', 'days_to_empty', 'level_percent', 'supply', 'part_number', 'serial', 'manufacturer', 'model', 'location', 'asset_number', 'reasons'];
+export const CSV_HEADER = ['expected_empty_on', 'days_to_empty', 'level_percent', 'supply', 'part_number', 'serial', 'manufacturer', 'model', 'location', 'asset_number', 'reasons'];
 
-const csvRow = (i: OrderItem): Cell[] => [
+export const csvRow = (i: OrderItem): Cell[] => [
   i.expected_empty_on, i.days_to_empty, i.level, i.supply, i.part_number, i.serial, i.manufacturer, i.model, i.location, i.asset_number, i.reasons.join(' '),
 ];
+
+/** The order list's file name on `ms`'s UTC day (the download's and the weekly e-mail's attachment). */
+export const orderListFileName = (ms: number) => `order-list-${fileDate(ms)}.csv`;
 
 export function register(app: App, ctx: AgentContext): void {
   app.all('/api/supplies/order-list', async (req, res) => {
@@ -30,7 +33,7 @@ export function register(app: App, ctx: AgentContext): void {
     } catch (err) {
       return sendText(res, 500, `failed to make the order list: ${errorText(err)}`);
     }
-    if (format === 'csv') return sendCsv(ctx, res, `order-list-${fileDate(ctx.now())}.csv`, CSV_HEADER, items.map(csvRow));
+    if (format === 'csv') return sendCsv(ctx, res, orderListFileName(ctx.now()), CSV_HEADER, items.map(csvRow));
     sendJson(res, 200, { within_days: s.order_list.within_days, low_mark_percent: s.alerts.supply_below_percent, items });
   });
 }

@@ -1,17 +1,19 @@
 // @ts-check
 // The technician's web UI: one page, hash-routed views (#/printers, #/discovered,
-// #/printer/<serial>, #/alerts, #/settings, #/logs), talking to the same HTTP API a central server
+// #/printer/<serial>, #/alerts, #/order-list, #/billing, #/settings, #/logs), talking to the same HTTP API a central server
 // uses. Plain ES modules, no framework and no build: src/ui/page.ts serves this directory as
 // ui/*.js under a CSP without inline script; tsc checks them against docs/openapi.yaml
 // (src/ui/assets/tsconfig.json) when the agent is built.
 import { signOut, get } from './api.js';
 import { alertsView, watchAlertCount } from './alerts.js';
+import { billingView } from './billing.js';
 import { labelCells } from './cards.js';
 import { discoveredView, watchAwaiting } from './discovered.js';
 import { $, h } from './dom.js';
 import { openEvents } from './live.js';
 import { logsView } from './logs.js';
 import { setupMenu } from './menu.js';
+import { orderListView } from './order-list.js';
 import { printerView } from './printer.js';
 import { printersView } from './printers.js';
 import { learnRole } from './role.js';
@@ -27,6 +29,8 @@ const ROUTES = [
   [/^#\/settings(?:\/([a-z-]+))?$/, (m) => settingsView(m[1]), 'settings'],
   [/^#\/logs$/, () => logsView(), 'logs'],
   [/^#\/alerts$/, () => alertsView(), 'alerts'],
+  [/^#\/order-list$/, () => orderListView(), 'order-list'],
+  [/^#\/billing$/, () => billingView(), 'billing'],
 ];
 
 function route() {

@@ -166,7 +166,7 @@ export function notificationsSection(s) {
           h('tbody', {}, shown.map((m) => h('tr', { 'data-outbox': m.id, class: m.state === 'failed' ? 'failed' : '' },
             h('td', {}, h('span', { class: 'badge' + (m.state === 'failed' ? ' bad' : ''),
               text: m.state === 'failed' ? 'failed' : 'waiting' })),
-            h('td', { text: m.target }), h('td', { text: String(m.alert_ids.length) }), h('td', { text: String(m.attempts) }),
+            h('td', { text: m.target }), h('td', { text: m.subject || String(m.alert_ids.length) }), h('td', { text: String(m.attempts) }),
             h('td', m.state === 'failed' || !m.next_attempt_at ? { text: '–' } : { text: when(m.next_attempt_at) }),
             h('td', { text: m.last_error || '' })))))
           : h('p', { class: 'muted', text: 'Nothing waiting or failed.' }));

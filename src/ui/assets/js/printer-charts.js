@@ -3,6 +3,7 @@
 // range of dates within the printer's history, redrawn on a change and on a resize.
 import { get } from './api.js';
 import { fmtInt, h, when } from './dom.js';
+import { meterExport } from './meter-export.js';
 import { meters, supplyColour } from './printer-parts.js';
 import uPlot from './uplot.js';
 import { onLeave } from './view.js';
@@ -27,10 +28,11 @@ export function historyCharts(serial) {
   const since = h('input', { type: 'date', id: 'since', 'aria-label': 'From' });
   const until = h('input', { type: 'date', id: 'until', 'aria-label': 'To' });
   const customBtn = h('button', { type: 'button', id: 'custom-go', text: 'Show range' });
+  const exporter = meterExport(serial);
   const content = [
     h('div', { class: 'periods', role: 'group', 'aria-label': 'Period' }, periodBtns,
       h('span', { class: 'custom' }, since, h('span', { 'aria-hidden': 'true', text: '–' }), until, customBtn)),
-    chartMsg, chartBox, h('h3', { text: 'Supplies over time' }), supplyBox,
+    exporter.node, chartMsg, chartBox, h('h3', { text: 'Supplies over time' }), supplyBox,
   ];
 
   /** @type {uPlot[]} */
@@ -65,6 +67,7 @@ export function historyCharts(serial) {
     // About a point per 2 px: more would not show. LTTB on the agent keeps the shape.
     const maxPoints = Math.max(150, Math.min(600, Math.round(width / 2)));
     chartMsg.textContent = 'Loading…';
+    exporter.show(period || 'month', range);
     const rows = (await get('/api/devices/metrics/history', range
       ? { serial, maxPoints, since: range[0], until: range[1] }
       : { serial, maxPoints, period })) || [];

@@ -9,6 +9,7 @@
 // whole table). A page is asked when the view first reaches it. A refresh on events re-asks only the
 // rows in view, without the forecasts (kept from the last ask): a polling round sends events all
 // the time.
+import { csvLink } from './csv-link.js';
 import { get, post } from './api.js';
 import { ago, errorText, fmtInt, h, when } from './dom.js';
 import { onEvent } from './live.js';
@@ -57,8 +58,10 @@ export async function printersView() {
   const pane = h('div', { id: 'saved-window', class: 'window' }, table);
   const msg = h('p', { class: 'error', role: 'alert' });
   const count = h('p', { id: 'printer-count', class: 'muted', role: 'status' });
+  // The whole list as the search and filter show it (not the page drawn), as a CSV file.
+  const download = csvLink('printers-csv', '/api/printers', { filter: 'shown' }, 'the printers list');
   view().replaceChildren(h('section', {}, h('h2', { text: 'Printers' }),
-    h('div', { class: 'toolbar' }, search, filter), msg, pane, h('div', { class: 'toolbar' }, count)));
+    h('div', { class: 'toolbar' }, search, filter, download.a), msg, pane, h('div', { class: 'toolbar' }, count)));
   /** The printers by their place in the list; a place not asked yet is empty. @type {(Printer | undefined)[]} */
   let rows = [];
   let total = 0;
@@ -91,6 +94,7 @@ export async function printersView() {
   // The first page of the current search and filter.
   async function load() {
     const n = ++gen;
+    download.set({ search: search.value.trim(), filter: PRINTER_FILTER[filter.value] });
     const page = await ask(0, PRINTERS_PAGE, true);
     if (n !== gen) return;
     let saved = true;

@@ -9,6 +9,7 @@ import { onEvent } from './live.js';
 import { accountsSection } from './accounts.js';
 import { accountSection, backupSection, provisioningSection, serverSection, storageSection } from './settings-box.js';
 import { notificationsSection } from './notifications.js';
+import { billingSection } from './settings-billing.js';
 import { chk, choice, field, inp, intOf, lines, settingsForm } from './settings-form.js';
 import { updatesSection } from './updates.js';
 import { readOnlyForViewer, roleKnown } from './role.js';
@@ -229,6 +230,7 @@ export const PARTS = [
   { id: 'notifications', title: 'Notifications', sections: [notificationsSection] },
   { id: 'server', title: 'Central server', sections: [serverSection] },
   { id: 'accounts', title: 'Accounts', sections: [accountSection, accountsSection] },
+  { id: 'billing', title: 'Billing and order list', sections: [billingSection] },
   { id: 'updates', title: 'Updates', sections: [updatesSection] },
   { id: 'box', title: 'Box', sections: [logSection, storageSection, provisioningSection] },
   { id: 'backup', title: 'Backup', sections: [backupSection] },
