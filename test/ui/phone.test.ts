@@ -295,12 +295,16 @@ describe('every page at 390 px and 1280 px', { skip: skip || false }, () => {
     const printer = await phone.getAttribute(`#saved tr[data-serial="${JAMMED}"] a[href^="#/printer/"]`, 'href');
     assert.ok(printer);
     routes.push(printer);
+    // Settings is shown one part at a time (#/settings/<part>): every part is a page of its own.
+    await phone.evaluate(() => { location.hash = '#/settings'; });
+    await phone.waitForSelector('.settings-parts a[href^="#/settings/"]');
+    routes.push(...(await phone.$$eval('.settings-parts a[href^="#/settings/"]', (as) => as.map((a) => a.getAttribute('href') as string))));
     // The seeded content each known page must show (a page added later only has to draw).
     const content: Record<string, string> = {
       '#/printers': `#saved tr[data-serial="${BARE}"]`,
       '#/discovered': `#discovered tr[data-serial="${FOUND}"]`,
       '#/alerts': '#alerts tbody tr',
-      '#/settings': '#notify-outbox tbody tr',
+      '#/settings/notifications': '#notify-outbox tbody tr',
       '#/logs': '#log-lines',
     };
     content[printer] = '#meter-chart';
@@ -312,8 +316,8 @@ describe('every page at 390 px and 1280 px', { skip: skip || false }, () => {
         await settled(page);
         assert.equal(await page.locator('#view h2').first().textContent().then((t) => t !== 'Something went wrong' && t !== 'Not found'), true, `${what} drew`);
         await check(page, what);
-        if (page === phone) await shot(phone, `phone-${route.replace(/^#\//, '').replace(/\/.*/, '')}`);
-        if (page === phone && route === '#/settings') {
+        if (page === phone) await shot(phone, `phone-${route.replace(/^#\//, '').replace(/^printer\/.*/, 'printer').replace(/\//g, '-')}`);
+        if (page === phone && route === '#/settings/notifications') {
           await phone.locator('#notify-outbox').screenshot({ path: join(shots, 'phone-outbox.png'), scale: 'css' });
           taken.push('phone-outbox');
         }

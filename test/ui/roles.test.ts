@@ -14,9 +14,9 @@ if (skip) console.log(`# roles UI tests skipped: ${skip}`);
 
 const SAVED = 'ROLE-UI-1';
 const FOUND = 'ROLE-UI-2';
-// The buttons a viewer may see in the page's view: reads (the chart's periods and range) and
-// their own password.
-const READ_BUTTONS = new Set(['Day', 'Week', 'Month', 'Year', 'Show range', 'Change password']);
+// The buttons a viewer may see in the page's view: reads (the chart's periods and range, the
+// pages-per-period choice) and their own password.
+const READ_BUTTONS = new Set(['Day', 'Week', 'Month', 'Year', 'Show range', 'Days', 'Weeks', 'Months', 'Change password']);
 
 describe('roles in the browser', { skip: skip || false }, () => {
   let lan: Lan;

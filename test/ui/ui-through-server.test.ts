@@ -84,7 +84,8 @@ test('the box UI through the central server: requests stay under its prefix, pri
     assert.equal(await row.locator('.meter-total').textContent(), '12,345', "the profile's meters came through too");
     assert.equal(await page.textContent('header h1'), 'PrintBox');
     // Signed in to the server, not to the box: no Sign out here (the box's own page has one: test/server-real/printer-pages.test.ts).
-    assert.equal(await page.locator('header button').count(), 0, 'no Sign out under the server\'s proxy');
+    assert.equal(await page.locator('header #logout').count(), 0, 'no Sign out under the server\'s proxy');
+    assert.equal(await page.locator('header button', { hasText: 'Sign out' }).count(), 0, 'no Sign out under the server\'s proxy');
     assert.deepEqual(await page.locator('header .right > *').evaluateAll((els) => els.map((e) => e.id)), ['conn']);
 
     // The server's proxy answers only when a response is complete: the box says at once that its
