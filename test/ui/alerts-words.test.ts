@@ -114,7 +114,7 @@ test('alerts: one row per supply with the worse state and both facts in words; i
 });
 
 test('settings: the time zone of alert messages is in the Alerts section; a bad name is said next to the field', { skip }, async () => {
-  await desktop.goto(`${base}/#/settings`);
+  await desktop.goto(`${base}/#/settings/polling`);
   await desktop.waitForSelector('#s-display-time_zone');
   assert.equal(await desktop.inputValue('#s-display-time_zone'), 'Europe/Berlin');
   await desktop.fill('#s-display-time_zone', 'Moon/Base');

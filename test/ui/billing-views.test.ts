@@ -135,8 +135,11 @@ const cell = (v: unknown) => (v === null || v === undefined ? '' : typeof v === 
 test('a viewer: the Order list and Billing views at 390 px, and every Download CSV matches the API', { skip: skip || false }, async () => {
   const { page, errors } = await signIn('office', 'viewer password 59');
   assert.equal(await page.getAttribute('body', 'data-role'), 'viewer');
+  // At 390 px the navigation is behind the Menu button.
+  await page.click('#menu-button');
   assert.ok(await page.isVisible('header nav a[data-nav="order-list"]'));
   assert.ok(await page.isVisible('header nav a[data-nav="billing"]'));
+  await page.click('#menu-button');
 
   // Order list: the low printer's black, with its part number and a link to its page; not the full one.
   await go(page, '#/order-list', '#order-list[data-loaded]');
@@ -204,7 +207,7 @@ test('a viewer: the Order list and Billing views at 390 px, and every Download C
   await fitsWidth(page, 'printer page');
 
   // The settings are the viewer's to read, not to change.
-  await go(page, '#/settings', '#settings-billing');
+  await go(page, '#/settings/billing', '#settings-billing');
   await page.waitForFunction(() => (document.querySelector('#settings-billing input') as HTMLInputElement | null)?.disabled === true);
   assert.deepEqual(errors, []);
   await page.context().close();
@@ -212,7 +215,7 @@ test('a viewer: the Order list and Billing views at 390 px, and every Download C
 
 test('an admin changes the billing day, time zone and the weekly order-list e-mail in Settings', { skip: skip || false }, async () => {
   const { page, errors } = await signIn('tech', 'admin password 59', { width: 1280, height: 900 });
-  await go(page, '#/settings', '#settings-billing');
+  await go(page, '#/settings/billing', '#settings-billing');
   const form = '#settings-billing';
   await page.fill(`${form} [data-path="billing.day"]`, '15');
   await page.fill(`${form} [data-path="billing.time_zone"]`, 'Mars/Olympus');

@@ -27,7 +27,7 @@ const WIDTHS = [
   { name: 'desktop', viewport: { width: 1280, height: 860 }, mobile: false },
   { name: 'phone', viewport: { width: 390, height: 844 }, mobile: true },
 ] as const;
-const PARTS = ['Discovery', 'SNMP', 'Polling and alerts', 'Notifications', 'Central server', 'Accounts', 'Updates', 'Box', 'Backup'];
+const PARTS = ['Discovery', 'SNMP', 'Polling and alerts', 'Notifications', 'Central server', 'Accounts', 'Billing and order list', 'Updates', 'Box', 'Backup'];
 const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 describe('settings in parts', { skip: skip || false }, () => {
