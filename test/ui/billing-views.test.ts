@@ -111,7 +111,9 @@ async function accessible(page: import('playwright-core').Page, what: string) {
 
 async function fitsWidth(page: import('playwright-core').Page, what: string) {
   const [doc, win] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
-  assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window`);
+  // The deepest elements that reach past the window's edge, to say what is too wide.
+  const wide = doc <= win ? [] : ((await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5 && ![...e.children].some((c) => c.getBoundingClientRect().right > innerWidth + 0.5)).slice(0, 5).map((e) => e.tagName + (e.id ? '#' + e.id : '') + '.' + [...e.classList].join('.') + ' ' + Math.round(e.getBoundingClientRect().right) + ' px: ' + (e.textContent || '').slice(0, 60))`)) as string[]);
+  assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window: ${wide.join('; ')}`);
 }
 
 /**
