@@ -214,9 +214,10 @@ test('EXPLAIN QUERY PLAN: history, bounds and latest search indexes, never scan 
     }
     const reads = sql.filter((s) => /^\s*SELECT/.test(s) && /serial = (\?|@serial|CAST\(\? AS TEXT\))/.test(s) && !/NOT INDEXED/.test(s));
     // per tier: its rows in a range (history), their page counts (downsampling), their supply
-    // levels (forecast), their bounds, their ids (delete); raw also the row a duplicate reading found stored; and the newest snapshot
+    // levels (forecast), their page counters (pages per period), their bounds, their ids (delete);
+    // raw also the row a duplicate reading found stored; and the newest snapshot
     for (const t of ['metrics_raw', 'metrics_hourly', 'metrics_daily', 'metrics_monthly']) {
-      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 6 : 5, `${t}:\n${reads.join('\n---\n')}`);
+      assert.equal(reads.filter((q) => q.includes(`FROM ${t} `)).length, t === 'metrics_raw' ? 7 : 6, `${t}:\n${reads.join('\n---\n')}`);
     }
     assert.equal(reads.filter((q) => q.includes('FROM device_latest')).length, 1);
     for (const s of reads) {
