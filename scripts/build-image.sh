@@ -4,9 +4,10 @@
 #   scripts/build-image.sh amd64   -> build/amd64/disk.img (GPT: ESP with GRUB, root slots A and B,
 #                                     data), rootfs.img (slot A's content), printbox-<version>.raucb
 #                                     (the same root as a signed RAUC update bundle) (QEMU, boot test)
-#   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4 card:
-#                                     MBR, boot partition with U-Boot, root slots A and B, data),
-#                                     rootfs.img, printbox-<version>.raucb (as for amd64)
+#   scripts/build-image.sh arm64   -> build/arm64/printbox-rpi.img (Raspberry Pi 3/4/400/CM4/5/Zero 2 W
+#                                     card: MBR, boot partition with U-Boot, root slots A and B, data),
+#                                     rootfs.img, printbox-<version>.raucb (as for amd64), and
+#                                     qemu-u-boot.bin for the smoke boot
 # Runs as root (mmdebstrap root mode, chroot). Installs the Debian tools it needs when missing.
 # Caches Debian packages and Node.js in $PRINTBOX_CACHE
 # (default /var/cache/printbox-build). Reproducible: SOURCE_DATE_EPOCH (default: the time of the
@@ -110,9 +111,26 @@ mkdir -p "$out" "$CACHE/debs-$DEB_ARCH"
 rm -rf "$rootfs"
 # shellcheck disable=SC2086
 pkgs=$(echo $PACKAGES $KERNEL_PACKAGES ${LAYER_PACKAGES:-} | tr ' ' ',')
+# The layer's packages from $SUITE-backports (BACKPORTS_PACKAGES): named pkg/$SUITE-backports, so
+# apt takes them, and what they need that only backports has, from there; everything else stays
+# from $SUITE. The backports source is there only for the build (finalize.sh empties the lists).
+sources=("deb $MIRROR $SUITE $COMPONENTS" "deb $MIRROR $SUITE-updates $COMPONENTS"
+  "deb $SECURITY_MIRROR $SUITE-security $COMPONENTS")
+if [ -n "${BACKPORTS_PACKAGES:-}" ]; then
+  sources+=("deb $MIRROR $SUITE-backports $COMPONENTS")
+  for p in $BACKPORTS_PACKAGES; do pkgs=$(sed -E "s#(^|,)$p(,|\$)#\1$p/$SUITE-backports\2#" <<<"$pkgs"); done
+fi
+# The card's smoke boot (scripts/image/smoke-arm64.sh) runs the card's boot script on QEMU's virt
+# machine with Debian's U-Boot for it: the one from this build's archive (u-boot-qemu, same U-Boot
+# release as u-boot-rpi), kept beside the card, not installed in it.
+extra_hooks=()
+if [ "$target" = arm64 ]; then
+  extra_hooks+=(--customize-hook="chroot \"\$1\" sh -c 'cd /tmp && apt-get download -q=2 u-boot-qemu'")
+  extra_hooks+=(--customize-hook="dpkg-deb --fsys-tarfile \"\$1\"/tmp/u-boot-qemu_*.deb | tar -xO ./usr/lib/u-boot/qemu_arm64/u-boot.bin > $out/qemu-u-boot.bin; dpkg-deb -f \"\$1\"/tmp/u-boot-qemu_*.deb Version > $out/qemu-u-boot.version; rm -f \"\$1\"/tmp/u-boot-qemu_*.deb")
+fi
 export PRINTBOX_REPO=$repo PRINTBOX_TARGET=$target PRINTBOX_AGENT_DIR=$agent \
   PRINTBOX_INITRAMFS_MODULES=$INITRAMFS_MODULES
-# Where mmdebstrap's time goes (issue 34): a line as each phase starts (its own I: lines are
+# Where mmdebstrap's time goes: a line as each phase starts (its own I: lines are
 # filtered out below), and the chroot's dpkg.log (a time per unpack, configure and trigger) kept
 # beside the manifest before finalize.sh empties /var/log.
 mark() { echo "echo \"== [$target] mmdebstrap: $1 at \$(date -u +%T) (+\$(( \$(date +%s) - $build_start ))s)\""; }
@@ -143,13 +161,11 @@ mmdebstrap --mode=root --variant="$VARIANT" --architectures="$DEB_ARCH" \
   --customize-hook="$repo/scripts/image/run-deferred.sh \"\$1\"" \
   --customize-hook="$(mark 'deferred tools run, customizing')" \
   --customize-hook="sync-out /var/cache/apt/archives $CACHE/debs-$DEB_ARCH" \
+  "${extra_hooks[@]}" \
   --customize-hook="$repo/scripts/image/customize.sh \"\$1\"" \
   --customize-hook="cp \"\$1\"/var/log/dpkg.log $out/dpkg.log" \
   --customize-hook="$(mark 'customized')" \
-  "$SUITE" "$rootfs" \
-  "deb $MIRROR $SUITE $COMPONENTS" \
-  "deb $MIRROR $SUITE-updates $COMPONENTS" \
-  "deb $SECURITY_MIRROR $SUITE-security $COMPONENTS" 2>&1 | grep -v '^I: ' || { echo "mmdebstrap failed" >&2; exit 1; }
+  "$SUITE" "$rootfs" "${sources[@]}" 2>&1 | grep -v '^I: ' || { echo "mmdebstrap failed" >&2; exit 1; }
 [ -x "$rootfs/opt/printbox/node/bin/node" ] || { echo "root filesystem incomplete" >&2; exit 1; }
 # Every module the layer lists is in the initramfs (or built into the kernel): a hook that failed
 # leaves a card that cannot find its root, and update-initramfs does not say so.
@@ -183,6 +199,8 @@ chroot "$rootfs" dpkg-query -W -f '${Package}\t${Version}\t${Architecture}\n' | 
   echo "# PrintBox $target image, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH, $SUITE"
   echo "# agent: $(cat "$rootfs/opt/printbox/dist/build-info.json" | tr -d '\n ')"
   echo "# node: $NODE_PACKAGE $NODE_VERSION (npm registry)"
+  [ -z "${BACKPORTS_PACKAGES:-}" ] || echo "# from $SUITE-backports: $(echo $BACKPORTS_PACKAGES) and what they need from there"
+  [ ! -s "$out/qemu-u-boot.version" ] || echo "# smoke boot's U-Boot (not in the image): u-boot-qemu $(cat "$out/qemu-u-boot.version") qemu_arm64"
 } > "$out/manifest.txt"
 cat "$out/manifest.tsv" >> "$out/manifest.txt"
 cat "$out/manifest.txt"

@@ -21,6 +21,9 @@ function git(args) {
 
 const tsc = (project) =>
   execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', project], { stdio: 'inherit' });
+// The compiled tests are made afresh: scripts/test.sh runs every dist/test/**/*.test.js, and a test
+// moved or deleted in the sources must not go on running from an earlier build.
+rmSync(join(root, 'dist/test'), { recursive: true, force: true });
 tsc(root);
 
 // yaml is a development dependency: the build has it, the box gets only the JSON.
@@ -47,7 +50,7 @@ mkdirSync(join(uiAssets, 'js'), { recursive: true });
 for (const f of readdirSync(join(root, 'src/ui/assets/js')).filter((n) => n.endsWith('.js'))) {
   copyFileSync(join(root, 'src/ui/assets/js', f), join(uiAssets, 'js', f));
 }
-// The modules as one (issue 35): a first visit asked for 19 modules besides uPlot; esbuild (a
+// The modules as one: a first visit asked for 19 modules besides uPlot; esbuild (a
 // development dependency) bundles main.js and what it imports into ui.js, which page.ts serves as
 // ui/main.js. uPlot stays its own module, ui/uplot.js (page.ts makes it). Identifiers are kept, so
 // that a stack trace from a technician's browser still names the functions of the sources.

@@ -1,7 +1,7 @@
 // The agent as one ES module for the box: dist/src/printbox-agent.js, made by esbuild from the
 // compiled dist/src/cli.js (scripts/build.mjs runs this after tsc). Under TCG, and on a Pi's card,
 // Node's ESM loader resolving and linking ~140 modules one by one was most of the agent's start
-// (issue 34, docs/performance.md); one file is one read, one parse, one compile-cache entry.
+// (docs/performance.md); one file is one read, one parse, one compile-cache entry.
 //
 // Left outside the bundle, loaded from node_modules at run time as before:
 // - better-sqlite3 and usb: native addons, found by their packages' own paths;
@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const distSrc = join(root, 'dist/src');
 export const BUNDLE = join(distSrc, 'printbox-agent.js');
-/** What esbuild says went in and what the bundle still imports (test/api/bundle.test.ts reads it; not shipped). */
+/** What esbuild says went in and what the bundle still imports (test/agent/api/bundle.test.ts reads it; not shipped). */
 export const META = join(root, 'dist/printbox-agent.meta.json');
 
 /** The expression that stands for import.meta.url in the dist/src file `file`. */

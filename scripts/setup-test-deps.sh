@@ -4,17 +4,17 @@ set -euo pipefail
 need=()
 command -v snmpsimd >/dev/null 2>&1 || command -v snmpsimd.py >/dev/null 2>&1 || need+=(snmpsim)
 command -v snmpget >/dev/null 2>&1 || need+=(snmp)
-# The browser test of the sign-in page (test/api/login-browser.test.ts) drives Debian's Chromium.
+# The browser test of the sign-in page (test/agent/api/login-browser.test.ts) drives Debian's Chromium.
 [ -x /usr/bin/chromium ] || need+=(chromium)
 command -v curl >/dev/null 2>&1 || need+=(curl)
-# PrintMaster's own central server (../shared/tools/printmaster-server, test/helpers/printmaster.ts) links libsqlite3.
+# PrintMaster's own central server (../shared/tools/printmaster-server, test/kit/printmaster.ts) links libsqlite3.
 [ -e /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 ] || [ -e /lib/x86_64-linux-gnu/libsqlite3.so.0 ] || need+=(libsqlite3-0)
 # A printer's own web page and IPP (shared/docs/lan-lab.md): CUPS's ippeveprinter.
 command -v ippeveprinter >/dev/null 2>&1 || need+=(cups-ipp-utils)
-# Each printer host of the namespace LAN runs its own D-Bus and Avahi (test/helpers/printer-lan.ts).
+# Each printer host of the namespace LAN runs its own D-Bus and Avahi (test/kit/printer-lan.ts).
 command -v avahi-daemon >/dev/null 2>&1 || need+=(avahi-daemon)
 command -v dbus-daemon >/dev/null 2>&1 || need+=(dbus)
-# The site LAN's other hosts (test/helpers/site-lan.ts): a Linux server answering SNMP (Net-SNMP's
+# The site LAN's other hosts (test/kit/site-lan.ts): a Linux server answering SNMP (Net-SNMP's
 # snmpd, which also made test/fixtures/snmp/linux-netsnmp.snmprec), a Windows-style
 # WS-Discovery computer, a CUPS server sharing a queue (cupsd + lpadmin), Avahi's publish/browse tools.
 command -v snmpd >/dev/null 2>&1 || need+=(snmpd)

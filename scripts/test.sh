@@ -1,7 +1,18 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what it needs, builds, runs every test. `npm test` calls this.
+# With a part, only that part runs (after the same set-up), the test tree's layout (test/layout.test.ts):
+#   unit   the in-process tests (test/unit/, and the layout check)     npm run test:unit
+#   agent  the tests against a running agent (test/agent/)             npm run test:agent
+#   image  the image's files checked on this machine (test/image/)     npm run test:image
+#   vm     the appliance boot test (scripts/boot-test.sh)              npm run test:vm
+# (A part is one more word in the case below and its branch: e.g. the layer rules between src/ folders.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+part=${1:-all}
+case "$part" in
+  all|unit|agent|image|vm) ;;
+  *) echo "usage: scripts/test.sh [unit|agent|image|vm]  (no part: the whole suite)" >&2; exit 2 ;;
+esac
 
 stage_start=0
 stage() { stage_start=$(date +%s); echo "== $1"; }
@@ -16,18 +27,61 @@ node --version
 stage_end "the box's Node.js"
 
 stage "npm dependencies"
-if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  npm ci --no-audit --no-fund
-fi
+scripts/npm-deps.sh
 stage_end "npm dependencies"
 
 stage "system packages for tests"
 bash scripts/setup-test-deps.sh
 stage_end "system packages for tests"
 
+# The folders of src/ keep their layers (.dependency-cruiser.cjs, docs/architecture.md "Layers"):
+# no import cycle, no import from a layer to a higher one. Seconds, so before anything long.
+stage "layers"
+npm run lint:layers --silent
+stage_end "layers"
+
 stage "build"
 npm run build --silent
 stage_end "build"
+
+# The files that load the agent or the simulators on purpose (the short soaks, the hostile SNMP
+# flood: their printers must answer within a real SNMP timeout beside it; the 5-minute
+# announcement floods on the namespace LAN; the 10-minute run against PrintMaster's server, which
+# counts readings a minute apart) run after the rest, two at a time in this order: the long run
+# beside the hostile SNMP flood, then the floods and the soaks.
+alone=(dist/test/agent/server/long-run.test.js dist/test/unit/snmp/hostile.test.js dist/test/agent/lan/hostile-floods.test.js dist/test/agent/soak/soak-short.test.js)
+# The built card's files per board: part of the card's stage (scripts/image/smoke-arm64.sh runs it
+# once the card is built), not of the unit stage, while the card is still being built.
+card_files=(dist/test/vm/rpi-card.test.js)
+for f in "${alone[@]}" "${card_files[@]}"; do [ -f "$f" ] || { echo "scripts/test.sh: $f is gone: update the list of files run alone" >&2; exit 1; }; done
+# Two files at a time: most of their time is spent waiting on real timeouts (SNMP, sign-in delays,
+# the server's intervals), not on CPU (docs/performance.md). A hung test fails after 5 minutes
+# instead of eating CI's whole budget. No --test-force-exit: with it a file's last results can be
+# lost on their way to the runner, and the run still exits 0 (nodejs/node#64833: the file's pipe is
+# not flushed before its process.exit). So every file closes what it opened, and each run is
+# bounded instead, in case one does not.
+run_files() { timeout --kill-after=30s 30m node --test --test-reporter=spec --test-timeout=300000 --test-concurrency=2 "$@"; }
+run_alone() { timeout --kill-after=30s 30m node --test --test-reporter=spec --test-timeout=900000 --test-concurrency=2 "$@"; }
+
+# One part: its files (the files run alone among them last), or the boot test.
+if [ "$part" != all ]; then
+  stage "part: $part"
+  case "$part" in
+    unit) dirs=(dist/test/unit dist/test/layout.test.js) ;;
+    agent) dirs=(dist/test/agent) ;;
+    image) dirs=(dist/test/image) ;;
+    vm) [ -x scripts/boot-test.sh ] || { echo "scripts/boot-test.sh is missing" >&2; exit 1; }
+        scripts/boot-test.sh; stage_end "part: $part"; exit 0 ;;
+  esac
+  mapfile -t in_part < <(find "${dirs[@]}" -name '*.test.js' | sort)
+  [ "${#in_part[@]}" -gt 0 ] || { echo "scripts/test.sh: no test files in ${dirs[*]}" >&2; exit 1; }
+  mapfile -t files < <(printf '%s\n' "${in_part[@]}" | grep -vxF -f <(printf '%s\n' "${alone[@]}"))
+  mapfile -t last < <(printf '%s\n' "${in_part[@]}" | grep -xF -f <(printf '%s\n' "${alone[@]}") || true)
+  [ "${#files[@]}" = 0 ] || run_files "${files[@]}"
+  [ "${#last[@]}" = 0 ] || run_alone "${last[@]}"
+  stage_end "part: $part"
+  exit 0
+fi
 
 # Nothing started in the background is left running on its own: a build stopped in the middle
 # leaves its chroot's mounts, and the files run alone their simulators.
@@ -73,21 +127,9 @@ build_done() {
 }
 
 stage "unit and integration tests"
-# Two files at a time: most of their time is spent waiting on real timeouts (SNMP, sign-in delays,
-# the server's intervals), not on CPU (docs/performance.md). The files that load the agent or the
-# simulators on purpose (the short soaks, the hostile SNMP flood: their printers must answer within
-# a real SNMP timeout beside it; the 5-minute announcement floods on the namespace LAN; the
-# 10-minute run against PrintMaster's server, which counts readings a minute apart) run after the
-# rest, beside the boot test, two at a time in this order: the long run beside the hostile SNMP
-# flood, then the floods and the soaks. Each spends its time waiting on real time, not on CPU.
-alone=(dist/test/server-real/long-run.test.js dist/test/snmp/hostile.test.js dist/test/discovery/hostile-floods.test.js dist/test/soak/soak-short.test.js)
-for f in "${alone[@]}"; do [ -f "$f" ] || { echo "scripts/test.sh: $f is gone: update the list of files run alone" >&2; exit 1; }; done
-mapfile -t files < <(find dist/test -name '*.test.js' | sort | grep -vxF -f <(printf '%s\n' "${alone[@]}"))
-# A hung test fails after 5 minutes instead of eating CI's whole budget. No --test-force-exit: with
-# it a file's last results can be lost on their way to the runner, and the run still exits 0
-# (nodejs/node#64833: the file's pipe is not flushed before its process.exit). So every file closes
-# what it opened, and each run is bounded instead, in case one does not.
-timeout --kill-after=30s 30m node --test --test-reporter=spec --test-timeout=300000 --test-concurrency=2 "${files[@]}"
+# The files run alone (above) go after the rest, beside the boot test.
+mapfile -t files < <(find dist/test -name '*.test.js' | sort | grep -vxF -f <(printf '%s\n' "${alone[@]}" "${card_files[@]}"))
+run_files "${files[@]}"
 stage_end "unit and integration tests"
 
 # The files run alone go on beside the boot test: they spend their time waiting on SNMP timeouts
@@ -99,7 +141,7 @@ echo "== files run alone (soaks, hostile SNMP, announcement floods, the long ser
 alone_start=$(date +%s)
 (
   s=0
-  timeout --kill-after=30s 30m node --test --test-reporter=spec --test-timeout=900000 --test-concurrency=2 "${alone[@]}" || s=$?
+  run_alone "${alone[@]}" || s=$?
   echo "== files run alone (soaks, hostile SNMP, announcement floods, the long server run) took $(( $(date +%s) - alone_start ))s"
   exit "$s"
 ) >"$alone_log" 2>&1 &

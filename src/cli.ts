@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // printbox-agent: the command line. Scripts outside the project depend on these exact names.
 // Each subcommand lives in src/commands/<name>.ts and is loaded only when used.
+import { errorText } from './shared/error-text.js';
 
 type Command = (args: string[], configPath: string | undefined) => Promise<number>;
 
@@ -43,7 +44,7 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs(process.argv.slice(2));
   } catch (err) {
-    process.stderr.write(`printbox-agent: ${(err as Error).message}\n${usage}`);
+    process.stderr.write(`printbox-agent: ${errorText(err)}\n${usage}`);
     return 2;
   }
   if (parsed.name === 'help' || parsed.name === '--help' || parsed.name === '-h') {
@@ -79,7 +80,7 @@ main().then(
     if (code !== -1) process.exitCode = code;
   },
   (err) => {
-    process.stderr.write(`printbox-agent: ${(err as Error).message}\n`);
+    process.stderr.write(`printbox-agent: ${errorText(err)}\n`);
     process.exitCode = 1;
   },
 );

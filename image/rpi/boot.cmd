@@ -47,9 +47,10 @@ fatwrite ${devtype} ${devnum}:1 ${pb_env} rauc.env 0x4000 || echo "PrintBox: rau
 test -n "${pb_slot}" || reset
 
 echo "PrintBox: booting slot ${pb_slot} (tries left: A ${BOOT_A_LEFT}, B ${BOOT_B_LEFT})"
-# The initrd sits well above the kernel (Debian's arm64 Image, about 33 MiB unpacked) on every
-# board; a compressed kernel would be unpacked by booti through kernel_comp_addr_r, above both.
-setexpr ramdisk_addr_r ${kernel_addr_r} + 0x04000000
+# The initrd sits well above the kernel (Debian's arm64 Image: 50 MiB with the backports kernel,
+# booti moves it to the next 2 MiB boundary) on every board; a compressed kernel would be unpacked
+# by booti through kernel_comp_addr_r, above both (the initrd may take 48 MiB).
+setexpr ramdisk_addr_r ${kernel_addr_r} + 0x05000000
 setexpr kernel_comp_addr_r ${kernel_addr_r} + 0x08000000
 setenv kernel_comp_size 0x04000000
 # The firmware's kernel arguments (cmdline.txt, the Pi's MAC address and console) come first; the

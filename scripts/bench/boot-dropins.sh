@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Power-on to HTTPS of a first boot (issue 34), with or without systemd drop-ins added to the test
+# Power-on to HTTPS of a first boot, with or without systemd drop-ins added to the test
 # VM's disk: a change of units (ordering, CPU weights) can be timed against the same image without
 # rebuilding it. Uses the built image (scripts/build-image.sh amd64) and the boot test's VM (QEMU
 # TCG, one vCPU: slower than a Pi's real CPU; compare runs, not hardware). Needs root (QEMU, OVMF

@@ -1,4 +1,4 @@
-// CSV exports (issue 59): the printers list of 2,000 saved printers and a year of one printer's
+// CSV exports: the printers list of 2,000 saved printers and a year of one printer's
 // daily history, downloaded from one agent over HTTPS with `format=csv`, each by a fast reader
 // and by a slow one (10 ms after each chunk it is given, a phone on a poor link). Time to the last byte, the body's
 // size, and the agent's RSS sampled every 10 ms during the download against its RSS before it
@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DAY, device, metrics, ndjson } from '../../test/helpers/seed.js';
+import { DAY, device, metrics, ndjson } from '../../test/kit/seed.js';
 import { freePort, unitEnvironment, unitNodeFlags } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

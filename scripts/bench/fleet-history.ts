@@ -10,11 +10,11 @@
 // the scheduled pass writes them (a day of all devices in one transaction, device by device), and
 // the real roll-up (daily, monthly) and retention take it from there. That skips the raw inserts and
 // the hourly roll-up's JSON work, most of a simulated day's time: a 2-year fleet of 2,000 printers in
-// minutes instead of about an hour. test/unit/bench-fleet-shortcut.test.ts compares what it leaves in
+// minutes instead of about an hour. test/unit/rollup/bench-fleet-shortcut.test.ts compares what it leaves in
 // every tier with the real roll-up of the same readings, so the two cannot drift apart.
 import type { Database } from 'better-sqlite3';
 import { AGGREGATE_COLUMNS } from '../../src/store/metrics.js';
-import { DAY_MS, HOUR_MS } from '../../src/rollup/rollup.js';
+import { DAY_MS, HOUR_MS } from '../../src/store/tier-buckets.js';
 
 export const POLL_MS = 15 * 60_000;
 

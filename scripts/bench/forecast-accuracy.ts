@@ -1,4 +1,4 @@
-// How close supply forecasts come (issue 36): on the seeded two-year fleet (test/helpers/seed.ts
+// How close supply forecasts come: on the seeded two-year fleet (test/kit/seed.ts
 // `supplyFleet`: varying daily volume, weekday-only printers, 10-point steps, "some left"
 // readings, replacements), each cartridge life is forecast from its first part and compared with
 // the time it really emptied.
@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { readForecast } from '../../src/forecast/read.js';
 import { openDatabase } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
-import { DAY, supplyFleet, type SupplyLife } from '../../test/helpers/seed.js';
+import { DAY, supplyFleet, type SupplyLife } from '../../test/kit/seed.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number): number => {

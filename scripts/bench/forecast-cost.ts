@@ -1,4 +1,4 @@
-// What one supply forecast costs (issue 57): the uploader sends each device with every reading,
+// What one supply forecast costs: the uploader sends each device with every reading,
 // and each device carries its forecast (forecast/read.ts: a 90-day history read and fit). One
 // printer with 90 days of 15-minute readings, rolled up and pruned by the real roll-up and
 // retention (so the tiers hold what a box holds), then readForecast timed over many calls.

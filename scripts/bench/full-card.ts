@@ -1,4 +1,4 @@
-// Start on a full card (issue 21: "start on a full disk in under 5 s, serving reads"). The real
+// Start on a full card ("start on a full disk in under 5 s, serving reads"). The real
 // agent, with the unit's Node flags, on a real file system that is full: a tmpfs (root only) holding
 // a database of 500 printers with 14 days of 15-minute raw readings, filled to the last byte. Each
 // run: spawn -> first 200 of GET /devices/list (the saved printers: a real read of the database),
@@ -14,10 +14,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openDatabase } from '../../src/store/db.js';
 import { ensureReserve, releaseReserve } from '../../src/store/reserve-file.js';
-import { inserter, reading } from '../../test/rollup/util.js';
-import { httpsRequest, importNdjson, writeConfig } from '../../test/helpers/agent.js';
-import { device, ndjson } from '../../test/helpers/seed.js';
-import { fill, mountCard, unfill, unmountCards } from '../../test/helpers/card.js';
+import { inserter, reading } from '../../test/kit/rollup-db.js';
+import { httpsRequest, importNdjson, writeConfig } from '../../test/kit/agent.js';
+import { device, ndjson } from '../../test/kit/seed.js';
+import { fill, mountCard, unfill, unmountCards } from '../../test/kit/card.js';
 import { unitNodeFlags } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -1,12 +1,12 @@
 // The memory release that ends every polling round and every scan on the box
-// (src/loop/release-memory.ts: one full collection that compacts the heap and gives its pages back),
+// (src/shared/release-memory.ts: one full collection that compacts the heap and gives its pages back),
 // run in a bench's servers before `latest` is timed.
 //
 // Why a bench needs it: that collection also drops the hidden classes (maps) that no live object
 // uses, and the request path's objects are all gone while a server is idle. The code V8 then
 // rebuilds for the same requests costs about 10 % more CPU a request, in any Node server and for
 // good: the minimal server's `latest` went from 0.017 to 0.019 ms after one, the agent's from
-// 0.020 to 0.022 ms (docs/performance.md, "`latest` after the memory release, in both servers").
+// 0.020 to 0.022 ms (docs/performance.md, "The agent against a minimal server").
 // A box's agent has been through it at the end of every round since its first, so its capacity is
 // measured after one; the minimal server is put through the same, or the ratio measures the
 // collection instead of the agent.

@@ -1,4 +1,4 @@
-// Meter history benchmark (issue 4). See scripts/bench/README, section "history".
+// Meter history benchmark. See scripts/bench/README, section "history".
 //
 //   node dist/scripts/bench/history.js [--devices 500] [--days 730] [--cache /var/tmp/printbox-bench]
 //        [--fresh] [--iterations 300] [--agent https://127.0.0.1:8443] [--gen-only] [--latency-only]
@@ -28,7 +28,8 @@ import { DeviceStore, type Reading } from '../../src/store/devices.js';
 import type { Device } from '../../src/model/device.js';
 import { lttb } from '../../src/api/lttb.js';
 import { snapshotJson } from '../../src/api/views.js';
-import { rollupOnce, DAY_MS, HOUR_MS } from '../../src/rollup/rollup.js';
+import { rollupOnce } from '../../src/rollup/rollup.js';
+import { DAY_MS, HOUR_MS } from '../../src/store/tier-buckets.js';
 import { RETENTION_DAYS } from '../../src/model/tiers.js';
 import { applyRetention, configureWal, maintainFile } from '../../src/rollup/retention.js';
 import { rollupPass, SCHEDULED_HOURLY_BATCH } from '../../src/rollup/schedule.js';
@@ -56,7 +57,7 @@ const OLD_STEP = Number(opt('old-step-min', '60')) * 60_000;
 const FULL_DAYS = Number(opt('full-days', '35'));
 // --fast: days older than FULL_DAYS are written as the hourly rows the hourly roll-up makes of them
 // (fleet-history.ts writeHourlyDay), then rolled to daily and monthly and pruned by the real code as
-// before; checked against the real roll-up by test/unit/bench-fleet-shortcut.test.ts. With
+// before; checked against the real roll-up by test/unit/rollup/bench-fleet-shortcut.test.ts. With
 // --old-step-min 480 --full-days 8 (3 readings a day before the last 8 days: the raw window is polled
 // every 15 minutes, older days leave the same rows per tier, from fewer readings) a 2-year fleet of
 // 2,000 printers takes minutes. The old step must be whole hours dividing a day.

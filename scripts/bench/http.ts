@@ -1,4 +1,4 @@
-// The agent's HTTP cost (issue 22): the agent against minimal-server.ts (node:https +
+// The agent's HTTP cost: the agent against minimal-server.ts (node:https +
 // better-sqlite3, the same database, certificate, queries and JSON) in one run, interleaved and
 // repeated, under autocannon (16 connections, keep-alive; the servers on a core of their own,
 // autocannon on the others: pinnedApart). For each endpoint: requests/s, p50/p99 latency, the
@@ -26,8 +26,8 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { device, metrics, ndjson } from '../../test/helpers/seed.js';
-import { readSnmprec } from '../../test/helpers/snmprec.js';
+import { device, metrics, ndjson } from '../../test/kit/seed.js';
+import { readSnmprec } from '../../test/kit/snmprec.js';
 import { parsePrinter, type ParsedPrinter } from '../../src/snmp/parse/printer.js';
 import { cpuMs, freePort, pinnedApart, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
 import { releaseAgentHeap, releaseMinimalHeap } from './heap-release.js';

@@ -1,4 +1,4 @@
-// A large site on one box (issue 35): 2,000 saved printers, each a real recording served by a fleet
+// A large site on one box: 2,000 saved printers, each a real recording served by a fleet
 // of snmpsimd processes on loopback, read by a real agent run with the unit's Node flags and memory
 // environment (systemd/printbox-agent.service). In one run:
 //   1. the simulators' own ceiling (single-OID GETs, 64 in flight over the fleet's addresses);
@@ -39,9 +39,9 @@ import { MetricsStore } from '../../src/store/metrics.js';
 import { readForecast } from '../../src/forecast/read.js';
 import { parsePrinter } from '../../src/snmp/parse/printer.js';
 import { simulatorCeiling } from './snmp-ceiling.js';
-import { readSnmprec } from '../../test/helpers/snmprec.js';
-import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
-import { device, ndjson } from '../../test/helpers/seed.js';
+import { readSnmprec } from '../../test/kit/snmprec.js';
+import { freeUdpPort, startSnmpSim, type SnmpSim } from '../../test/kit/snmpsim.js';
+import { device, ndjson } from '../../test/kit/seed.js';
 import { cpuMs, freePort, pinnedApart, rssMiB, unitEnvironment, unitNodeFlags, waitCpuIdle } from './process.js';
 import { releaseAgentHeap, releaseMinimalHeap } from './heap-release.js';
 import { call } from './https-call.js';

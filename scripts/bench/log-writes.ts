@@ -1,4 +1,4 @@
-// What keeping warnings and errors on the card costs per day (issue 21, docs/performance.md
+// What keeping warnings and errors on the card costs per day (docs/performance.md
 // "Warnings and errors on the card").
 //
 //   npm run build && node dist/scripts/bench/log-writes.js [--dir /var/tmp/printbox-bench/log-writes] [--crash-runs 3000]
@@ -14,7 +14,7 @@ import { readFileSync, rmSync, mkdirSync, statSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { PersistentLog, DEFAULT_LIMITS } from '../../src/log/persistent-log.js';
 import { CURRENT, PREVIOUS } from '../../src/log/log-files.js';
-import { simClock, type SimClock } from '../../test/helpers/sim-clock.js';
+import { simClock, type SimClock } from '../../test/kit/sim-clock.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, def: string) => {

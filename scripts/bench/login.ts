@@ -1,4 +1,4 @@
-// Sign-in costs (issue 15): the scrypt hash alone, and over HTTPS against a real agent in password
+// Sign-in costs: the scrypt hash alone, and over HTTPS against a real agent in password
 // mode: a successful sign-in (hash + session), a refused request (no credential: the gate's 401),
 // a refused path form (`//x`: 400 before the gate) and the public /api/version, for comparison.
 //   npm run build && node dist/scripts/bench/login.js [--iterations N]

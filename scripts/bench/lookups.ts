@@ -1,4 +1,4 @@
-// A lookup by serial through a join (issue 35): the stores' own statements (DeviceStore.get,
+// A lookup by serial through a join: the stores' own statements (DeviceStore.get,
 // MetricsStore.latestRaw) against the same SQL with the serial bound bare (`= ?`), which SQLite
 // prepares again at every call (store/bound.ts says why). One real SQLite file in a temporary
 // directory, DEVICES saved printers with a reading each; every lookup a different serial, as the API

@@ -1,5 +1,5 @@
-// From an mDNS announcement to listed (issue 33, goal: at most 2 s). On a namespace LAN
-// (test/helpers/printer-lan.ts) the agent runs in the box namespace; each round starts CUPS's
+// From an mDNS announcement to listed (goal: at most 2 s). On a namespace LAN
+// (test/kit/printer-lan.ts) the agent runs in the box namespace; each round starts CUPS's
 // ippeveprinter under its own Avahi, and an observer in the box namespace (a passive mDNS listener on
 // multicast-dns) notes when the announcement reaches the box, then asks the agent's listing
 // every 20 ms until the printer is listed by that announcement (last_seen at or after it).
@@ -12,9 +12,9 @@
 //   npm run build && node dist/scripts/bench/mdns-announce.js [--rounds 5] [--idle 60]
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createPrinterLan, printerLanUnavailable } from '../../test/helpers/printer-lan.js';
-import { startAgentInBox } from '../../test/helpers/lan.js';
-import { repoRoot } from '../../test/helpers/snmpsim.js';
+import { createPrinterLan, printerLanUnavailable } from '../../test/kit/printer-lan.js';
+import { startAgentInBox } from '../../test/kit/lan.js';
+import { repoRoot } from '../../test/kit/snmpsim.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);

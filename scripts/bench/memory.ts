@@ -1,4 +1,4 @@
-// The agent's memory under repeated scans (issue 22): a real agent process scans 50 simulated
+// The agent's memory under repeated scans: a real agent process scans 50 simulated
 // printers (snmpsim, real recordings) plus 50 silent addresses on loopback, several times in a
 // row; its RSS and V8 heap figures are read after each scan. Run once with the unit's Node flags
 // and once without, to show what the flags buy. Everything on 127.89.0.0/24.
@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
+import { fixturePath, startSnmpSim } from '../../test/kit/snmpsim.js';
 import { freePort, rssMiB, unitEnvironment, unitNodeFlags } from './process.js';
 import { call } from './https-call.js';
 

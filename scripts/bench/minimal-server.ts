@@ -12,10 +12,10 @@ import { openDatabase } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
 import { COLUMNS } from '../../src/store/device-rows.js';
 import { snapshotJson } from '../../src/api/views.js';
-import { versionInfo } from '../../src/version.js';
+import { versionInfo } from '../../src/shared/version.js';
 import { lttb } from '../../src/api/lttb.js';
 import { TLS_OPTIONS } from '../../src/web/listeners.js';
-import { releaseHeapMemory } from '../../src/loop/release-memory.js';
+import { releaseHeapMemory } from '../../src/shared/release-memory.js';
 
 const [dbPath, cert, key, port] = process.argv.slice(2);
 const DAY = 86_400_000;

@@ -1,4 +1,4 @@
-// Pages per period (issue 58): the cost of GET /api/devices/page-counts's computation over the
+// Pages per period: the cost of GET /api/devices/page-counts's computation over the
 // longest history it reads. See scripts/bench/README, section "page-counts".
 //
 //   node dist/scripts/bench/page-counts.js [--devices 100] [--iterations 50]
@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/store/db.js';
 import { MetricsStore } from '../../src/store/metrics.js';
-import { TIER_DEFS, hourStart, dayStart, monthStart } from '../../src/rollup/rollup.js';
+import { TIER_DEFS, hourStart, dayStart, monthStart } from '../../src/store/tier-buckets.js';
 import { periodsOf, type PeriodKind } from '../../src/model/periods.js';
 import { pageCounts } from '../../src/store/page-counts.js';
 

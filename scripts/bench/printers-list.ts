@@ -1,4 +1,4 @@
-// The Printers page's list (issue 35): GET /api/printers beside the contract's /devices/list, on one
+// The Printers page's list: GET /api/printers beside the contract's /devices/list, on one
 // agent with 2,000 saved printers (recorded printers' PrinterInfo, a newest reading each), in one
 // run, interleaved. Requests are sent one at a time on one keep-alive connection (what a page does,
 // and light on a shared machine): p50/p99 latency, the agent's CPU per request (from /proc) and the
@@ -10,8 +10,8 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { device, metrics, ndjson } from '../../test/helpers/seed.js';
-import { readSnmprec } from '../../test/helpers/snmprec.js';
+import { device, metrics, ndjson } from '../../test/kit/seed.js';
+import { readSnmprec } from '../../test/kit/snmprec.js';
 import { parsePrinter } from '../../src/snmp/parse/printer.js';
 import { cpuMs, freePort, unitEnvironment, unitNodeFlags } from './process.js';
 

@@ -1,5 +1,5 @@
-// The Printers page at 50, 500 and 2,000 saved printers (issue 35), in the system's Chromium against
-// a real agent (the unit's Node flags), the site of test/helpers/printer-fleet.ts:
+// The Printers page at 50, 500 and 2,000 saved printers, in the system's Chromium against
+// a real agent (the unit's Node flags), the site of test/kit/printer-fleet.ts:
 //   npm run build && node dist/scripts/bench/printers-page.js [--printers 2000] [--runs 3] [--events 120] [--cpu-throttle X]
 // Without --printers: 50, 500 and 2,000 in turn. For each size, --runs fresh browser contexts
 // (nothing cached) measure, inside the page (performance.now(), from navigation start):
@@ -17,9 +17,9 @@
 // next paint; the browser reports only those over 16 ms). The same burst of updates again with
 // the view at the end of the list (its last printers changed, so each refresh has rows to draw).
 import { loadavg } from 'node:os';
-import { startAgent, type Agent } from '../../test/helpers/agent.js';
-import { foundSerial, largeSerial, largeSite } from '../../test/helpers/printer-fleet.js';
-import { chromiumMissing, launchChromium } from '../../test/helpers/chromium.js';
+import { startAgent, type Agent } from '../../test/kit/agent.js';
+import { foundSerial, largeSerial, largeSite } from '../../test/kit/printer-fleet.js';
+import { chromiumMissing, launchChromium } from '../../test/kit/chromium.js';
 import { unitEnvironment, unitNodeFlags } from './process.js';
 
 const args = process.argv.slice(2);

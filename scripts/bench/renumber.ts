@@ -1,4 +1,4 @@
-// A renumbered printer to moved. On a site LAN of network namespaces (test/helpers/site-lan.ts)
+// A renumbered printer to moved. On a site LAN of network namespaces (test/kit/site-lan.ts)
 // the agent runs in the box namespace with mDNS on; one saved printer (ippeveprinter under its own
 // Avahi). Two kinds of rounds, each to a new address (the agent's announcement gate reads an
 // address at most once a minute: a new address is news):
@@ -13,10 +13,10 @@
 //
 //   npm run build && node dist/scripts/bench/renumber.js [--rounds 5]     # root: network namespaces
 import { spawn } from 'node:child_process';
-import { startAgentInBox, type BoxAgent } from '../../test/helpers/lan.js';
-import { killNamespace, ip } from '../../test/helpers/printer-lan.js';
-import { createSiteLan, siteLanUnavailable } from '../../test/helpers/site-lan.js';
-import { repoRoot } from '../../test/helpers/snmpsim.js';
+import { startAgentInBox, type BoxAgent } from '../../test/kit/lan.js';
+import { killNamespace, ip } from '../../test/kit/printer-lan.js';
+import { createSiteLan, siteLanUnavailable } from '../../test/kit/site-lan.js';
+import { repoRoot } from '../../test/kit/snmpsim.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);

@@ -1,4 +1,4 @@
-// What writing a polling round in batches costs the card (issue 35): the same rounds of real
+// What writing a polling round in batches costs the card: the same rounds of real
 // recordings (test/fixtures/snmp, each printer a copy with its own serial) written through the
 // agent's own store (DeviceStore.recordReadings, as DiscoveryService's round does) in one
 // transaction a round, then in batches of each size, each on a fresh database on the disk
@@ -16,7 +16,7 @@ import { DeviceStore, type Reading } from '../../src/store/devices.js';
 import { mergeObservation } from '../../src/discovery/merge.js';
 import { toObservation } from '../../src/discovery/snmp-observation.js';
 import { parsePrinter } from '../../src/snmp/parse/printer.js';
-import { readSnmprec } from '../../test/helpers/snmprec.js';
+import { readSnmprec } from '../../test/kit/snmprec.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const option = (name: string, dflt: string) => {

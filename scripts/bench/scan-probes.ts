@@ -1,5 +1,5 @@
-// A /24 scan with port probes against the SNMP-only scan, in the same run (issue 33). On a
-// namespace LAN (test/helpers/printer-lan.ts) the agent runs in the box namespace and scans the
+// A /24 scan with port probes against the SNMP-only scan, in the same run. On a
+// namespace LAN (test/kit/printer-lan.ts) the agent runs in the box namespace and scans the
 // LAN's /24 as a manual range. The LAN, as a site's would be:
 // - SNMP printers (snmpsim serving real recordings; one namespace, one address each on its link);
 // - printers that answer only IPP (ippeveprinter, announcing nothing, no SNMP);
@@ -19,9 +19,9 @@
 //
 //   npm run build && node dist/scripts/bench/scan-probes.js [--rounds 3] [--snmp-printers 3] [--ipp-printers 2]   # root: namespaces
 import { spawn, spawnSync } from 'node:child_process';
-import { createPrinterLan, printerLanUnavailable, type PrinterHost } from '../../test/helpers/printer-lan.js';
-import { startAgentInBox, type BoxAgent } from '../../test/helpers/lan.js';
-import { ensureSnmpsim, fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
+import { createPrinterLan, printerLanUnavailable, type PrinterHost } from '../../test/kit/printer-lan.js';
+import { startAgentInBox, type BoxAgent } from '../../test/kit/lan.js';
+import { ensureSnmpsim, fixturePath, startSnmpSim } from '../../test/kit/snmpsim.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(name);

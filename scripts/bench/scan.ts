@@ -12,8 +12,8 @@
 import { readFileSync } from 'node:fs';
 import type { SnmpCredential } from '../../src/snmp/client.js';
 import { DEFAULT_SCAN_CONCURRENCY, DEFAULT_SCAN_TIMEOUT_MS, readHost, scan } from '../../src/snmp/scan.js';
-import { fixturePath, startSnmpSim } from '../../test/helpers/snmpsim.js';
-import { identityOverUdp } from '../../test/helpers/identity.js';
+import { fixturePath, startSnmpSim } from '../../test/kit/snmpsim.js';
+import { identityOverUdp } from '../../test/kit/identity.js';
 import { simulatorCeiling } from './snmp-ceiling.js';
 
 function arg(name: string, dflt: number): number {

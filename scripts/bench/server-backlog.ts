@@ -1,4 +1,4 @@
-// The backlog drain into PrintMaster's own central server (issue 31): a box that held 48,000 raw
+// The backlog drain into PrintMaster's own central server: a box that held 48,000 raw
 // readings (100 printers x 480 readings, 15 minutes apart: five days of an outage) enrolls with the
 // reference server (../shared/tools/printmaster-server, started by its start.sh on loopback) and
 // drains them at its defaults, with the unit's Node flags. Measured: the drain's time (first row on
@@ -14,9 +14,9 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { device, metrics, ndjson } from '../../test/helpers/seed.js';
-import { printmasterUnavailable, startPrintmaster } from '../../test/helpers/printmaster.js';
-import { pmTime } from '../../test/helpers/pm-checks.js';
+import { device, metrics, ndjson } from '../../test/kit/seed.js';
+import { printmasterUnavailable, startPrintmaster } from '../../test/kit/printmaster.js';
+import { pmTime } from '../../test/kit/pm-checks.js';
 import { cpuMs, freePort, rssMiB, unitNodeFlags } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

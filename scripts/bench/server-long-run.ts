@@ -1,14 +1,14 @@
-// A long run against PrintMaster's own central server (issue 57), the scenario of
-// test/server-real/long-run.test.ts (test/helpers/pm-long-run.ts): three printers served by snmpsim,
+// A long run against PrintMaster's own central server, the scenario of
+// test/agent/server/long-run.test.ts (test/kit/pm-long-run.ts): three printers served by snmpsim,
 // a 1-minute polling interval, the server stopped for `--outage-rounds` of the box's rounds and
 // started again. Measured: readings per hour of each printer on the server against what the
 // interval asks (60), the server's Last Seen age (largest while the server is up), and the time
 // from the server's return to its first answered heartbeat and to the WebSocket channel's.
 // Everything on loopback.
 //   npm run build && node dist/scripts/bench/server-long-run.js [--minutes 30] [--outage-rounds 3] [--rounds-before 2]
-import { printmasterUnavailable } from '../../test/helpers/printmaster.js';
-import { ensureSnmpsim } from '../../test/helpers/snmpsim.js';
-import { INTERVAL_MS, LONG_RUN_PRINTERS, longRun, within } from '../../test/helpers/pm-long-run.js';
+import { printmasterUnavailable } from '../../test/kit/printmaster.js';
+import { ensureSnmpsim } from '../../test/kit/snmpsim.js';
+import { INTERVAL_MS, LONG_RUN_PRINTERS, longRun, within } from '../../test/kit/pm-long-run.js';
 
 const arg = (name: string, dflt: number) => {
   const i = process.argv.indexOf(`--${name}`);

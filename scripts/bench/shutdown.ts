@@ -1,4 +1,4 @@
-// Bounded shutdown (issue 21): SIGTERM -> exit of the real agent, with the unit's Node flags,
+// Bounded shutdown: SIGTERM -> exit of the real agent, with the unit's Node flags,
 // while it is busy with work that waits on the network. 100 saved printers that never answer
 // (loopback addresses nothing listens on), snmp_timeout_ms 10000, discover_concurrency 2: a polling
 // round or a scan of them would take 500 s. Scenarios, each run --runs times on a fresh agent:
@@ -11,19 +11,19 @@
 //              scheduled pass's day batches), SIGTERM once its first day is written
 // Reported per scenario: SIGTERM -> exit (ms, as the parent sees the process end), min / median /
 // max, the agent's own figure (its "stopped" log line) and the exit codes. The enrolled server is
-// the test peer (test/server-peer) on 127.0.0.1. Only 127.0.0.0/8 is contacted.
+// the test peer (test/kit/server-peer.ts) on 127.0.0.1. Only 127.0.0.0/8 is contacted.
 //   npm run build && node dist/scripts/bench/shutdown.js [--runs 5] [--scenarios idle,round,everything,rollup]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import Database from 'better-sqlite3';
 import { openDatabase } from '../../src/store/db.js';
-import { inserter, reading } from '../../test/rollup/util.js';
+import { inserter, reading } from '../../test/kit/rollup-db.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { httpsRequest, importNdjson, writeConfig } from '../../test/helpers/agent.js';
-import { device, ndjson } from '../../test/helpers/seed.js';
-import { startServerPeer, type ServerPeer } from '../../test/server-peer/peer.js';
+import { httpsRequest, importNdjson, writeConfig } from '../../test/kit/agent.js';
+import { device, ndjson } from '../../test/kit/seed.js';
+import { startServerPeer, type ServerPeer } from '../../test/kit/server-peer.js';
 import { unitNodeFlags } from './process.js';
 
 const here = dirname(fileURLToPath(import.meta.url));

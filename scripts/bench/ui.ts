@@ -1,4 +1,4 @@
-// The web UI's weight and speed (issue 19), against a real agent in real Chromium:
+// The web UI's weight and speed, against a real agent in real Chromium:
 //   npm run build && node dist/scripts/bench/ui.js [--runs N] [--devices N] [--cpu-throttle X]
 // 1. Page weight: GET / and the UI's modules (ui/*.js, every one the page preloads) as served (gzip
 //    when asked: what a browser receives), uPlot's module alone, and the bytes a second visit costs
@@ -13,9 +13,9 @@
 // --cpu-throttle X slows Chromium's main thread X times (DevTools emulation: 4 is a mid phone).
 // Chromium is launched with the test's flags: nothing leaves the machine.
 import https from 'node:https';
-import { startAgent } from '../../test/helpers/agent.js';
-import { DAY, HOUR, MINUTE, bucketStart, device, metrics, ndjson, type MetricsLine } from '../../test/helpers/seed.js';
-import { chromiumMissing, launchChromium } from '../../test/helpers/chromium.js';
+import { startAgent } from '../../test/kit/agent.js';
+import { DAY, HOUR, MINUTE, bucketStart, device, metrics, ndjson, type MetricsLine } from '../../test/kit/seed.js';
+import { chromiumMissing, launchChromium } from '../../test/kit/chromium.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, dflt: number): number => {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# USB printers (issue 17): plug-to-listed latency and the agent's CPU with printers attached, in
+# USB printers: plug-to-listed latency and the agent's CPU with printers attached, in
 # the amd64 test VM (QEMU TCG: every figure is slower than on a Pi's real CPU; compare runs, not
 # hardware). Uses the built image (scripts/build-image.sh amd64) and the boot test's gadgets
 # (test/vm/usb-printers.mjs on dummy_hcd). Needs root, QEMU; nothing leaves the VM.

@@ -1,4 +1,4 @@
-// Where a polling day's flash writes go, page by page (issue 4, docs/performance.md "Flash writes").
+// Where a polling day's flash writes go, page by page (docs/performance.md "Flash writes and database size").
 //
 //   node dist/scripts/bench/wal-pages.js [--fleet DIR] [--rounds 96]
 //

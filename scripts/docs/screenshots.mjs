@@ -1,10 +1,10 @@
 // Takes the screenshots of the sign-in pages in docs/ui/: the first visit's setup form (password
 // mode, no account yet: the setup code) and the sign-in form, each at desktop and phone size.
-// Runs the built agent (npm run build first) the way the tests start it (test/helpers/agent.ts:
+// Runs the built agent (npm run build first) the way the tests start it (test/kit/agent.ts:
 // loopback only, no discovery that leaves the machine) and Debian's Chromium through
 // playwright-core, with the tests' flags: nothing leaves the machine.
 //   npm run build && node scripts/docs/screenshots.mjs
-// The UI's own pages are taken by test/ui/ui.test.ts (PRINTBOX_UI_DOCS=1).
+// The UI's own pages are taken by test/agent/ui/ui.test.ts (PRINTBOX_UI_DOCS=1).
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,8 +12,8 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 const CHROMIUM = '/usr/bin/chromium';
 if (!existsSync(CHROMIUM)) throw new Error(`no ${CHROMIUM} (scripts/setup-test-deps.sh installs it as root)`);
-const helpers = join(root, 'dist/test/helpers/agent.js');
-if (!existsSync(helpers)) throw new Error('no dist/test/helpers/agent.js: run npm run build first');
+const helpers = join(root, 'dist/test/kit/agent.js');
+if (!existsSync(helpers)) throw new Error('no dist/test/kit/agent.js: run npm run build first');
 const { startAgent } = await import(helpers);
 const { chromium } = await import('playwright-core');
 

@@ -34,7 +34,7 @@ ln -sf /opt/printbox/node/bin/node "$root/usr/local/bin/node"
 inroot systemd-sysusers
 
 # Node's compile caches (NODE_COMPILE_CACHE in the units), made now so that the first boot starts
-# from them too (issue 34: without them the first boot compiled every module and wrote the cache).
+# from them too (without them the first boot compiled every module and wrote the cache).
 # Node keeps a cache per V8 flag set and user id: made by the user and with the flags of each
 # unit's ExecStart (the agent: printbox and its heap flags; provisioning: root, none). The entry is
 # checked against the file's content at load time, so a changed bundle is simply compiled again.

@@ -27,7 +27,7 @@ HOOK
   printf '%s\n' $PRINTBOX_INITRAMFS_MODULES > "$root/etc/initramfs-tools/printbox-modules.list"
 fi
 
-# Issue 34: under qemu-user every process an arm64 maintainer script starts costs about 0.1 s, and
+# Under qemu-user every process an arm64 maintainer script starts costs about 0.1 s, and
 # two tools run twice while the packages install: update-ca-certificates (ca-certificates' postinst,
 # then its trigger: about 150 s together, 4 processes per certificate) and update-initramfs (the
 # kernel's postinst.d hook, then initramfs-tools' trigger: about 120 s each). Each is diverted

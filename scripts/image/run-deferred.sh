@@ -2,7 +2,7 @@
 # mmdebstrap customize hook, the first (outside the chroot, $1 = root): the tools the package
 # installation deferred (scripts/image/pre-install.sh's stand-ins), each run once now, as the
 # packages' triggers would have run them last: the same inputs, so the same /etc/ssl/certs and the
-# same initramfs as two runs each gave (issue 34: about 4 minutes less under qemu-user).
+# same initramfs as two runs each gave (about 4 minutes less under qemu-user).
 set -euo pipefail
 root=$1
 log=$root/tmp/printbox-deferred

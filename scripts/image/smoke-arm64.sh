@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Smoke boot of the Raspberry Pi card under QEMU (no Pi needed), through U-Boot and the card's own
 # slot choice: a copy of build/arm64/printbox-rpi.img (512 MiB larger, as a card is) boots on
-# qemu-system-aarch64 -M virt with Debian's qemu_arm64 U-Boot, which runs the card's boot.scr from
-# its boot partition as the Pi's U-Boot does (the Pi's firmware cannot run here: docs/image.md).
+# qemu-system-aarch64 -M virt with Debian's qemu_arm64 U-Boot (u-boot-qemu from the archive the card
+# was built from, the same U-Boot release as the card's u-boot-rpi: build/arm64/qemu-u-boot.bin),
+# which runs the card's boot.scr from its boot partition as the Pi's U-Boot does (the Pi's firmware
+# cannot run here: docs/image.md). Before the boots, what QEMU cannot show about each real board is
+# checked on the card's files (test/vm/rpi-card.test.ts: device trees, firmware, config.txt
+# sections, the modules each board's SD card, Ethernet, USB and Wi-Fi need).
 # User-mode networking restrict=on, HTTPS forwarded to 127.0.0.1 only. Three boots:
 #   1. slot A grows the data partition to the end of the card, restarts once, serves HTTPS; RAUC
 #      in the box marks it good (its fw_setenv writes rauc.env, which U-Boot read and counted down).
@@ -15,7 +19,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 out=$repo/build/arm64
 limit=${1:-600}
-for f in printbox-rpi.img rootfs.img; do
+for f in printbox-rpi.img rootfs.img qemu-u-boot.bin; do
   [ -s "$out/$f" ] || { echo "missing build/arm64/$f: run scripts/build-image.sh arm64" >&2; exit 1; }
 done
 need=()
@@ -23,8 +27,8 @@ command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
 command -v mtype >/dev/null || need+=(mtools)
 command -v fw_setenv >/dev/null || need+=(libubootenv-tool)
 command -v debugfs >/dev/null || need+=(e2fsprogs)
-uboot=/usr/lib/u-boot/qemu_arm64/u-boot.bin
-[ -s "$uboot" ] || need+=(u-boot-qemu)
+uboot=$out/qemu-u-boot.bin
+echo "U-Boot for the virt machine: u-boot-qemu $(cat "$out/qemu-u-boot.version" 2>/dev/null || echo '?') (qemu_arm64, from the card's build)"
 if [ ${#need[@]} -gt 0 ]; then
   apt-get -o DPkg::Lock::Timeout=600 update -qq
   DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
@@ -48,6 +52,13 @@ check "config.txt: 64-bit, starts U-Boot" grep -qx 'arm_64bit=1' <<<"$config"
 check "... and U-Boot, not the kernel" grep -qx 'kernel=u-boot.bin' <<<"$config"
 check "cmdline.txt names slot A by PARTUUID (U-Boot's root= comes after it)" grep -q 'root=PARTUUID=7062626f-02 ' <<<"$cmdline"
 [ "$failures" = 0 ] || exit 1
+
+# Each supported board's needs, on the card's files (the boards QEMU cannot boot).
+card_test=$repo/dist/test/vm/rpi-card.test.js
+[ -s "$card_test" ] || { echo "missing $card_test: run npm run build" >&2; exit 1; }
+command -v node >/dev/null || PATH="$("$repo/scripts/box-node.sh")/bin:$PATH"
+if PRINTBOX_CARD_REQUIRED=1 node --test --test-reporter=spec "$card_test"; then pass "the card's files per board (test/vm/rpi-card.test.ts)"
+else fail "the card's files per board (test/vm/rpi-card.test.ts)"; fi
 
 tmp=$(mktemp -d /tmp/printbox-smoke-arm64.XXXXXX)
 qemu_pid=""
@@ -82,13 +93,23 @@ run() { # NAME: power on
     -serial "file:$tmp/serial-$1.log" -device virtio-rng-pci &
   qemu_pid=$!
 }
-wait_https() { # NAME: prints the version served, or fails after $limit s
+# NAME: prints the version served. Follows the boot's progress, as the amd64 boot test does
+# (test-vm.sh, tvm_wait_https): fails once the serial console has been silent for $limit s, or
+# after 3 x $limit s in all, so a machine slowed by other load waits longer, a hung boot does not.
+wait_https() {
+  local moved size last_size=""
+  moved=$(date +%s)
   while :; do
     if curl -sk --max-time 3 "https://127.0.0.1:$port/api/version" >"$tmp/version.json" 2>/dev/null && [ -s "$tmp/version.json" ]; then
       sed -n 's/.*"version":"\([^"]*\)".*/\1/p' "$tmp/version.json"; return 0
     fi
     kill -0 "$qemu_pid" 2>/dev/null || { echo "QEMU exited" >&2; return 1; }
-    [ $(( $(date +%s) - t0 )) -lt "$limit" ] || return 1
+    size=$(stat -c %s "$tmp/serial-$1.log" 2>/dev/null || echo 0)
+    [ "$size" = "$last_size" ] || { last_size=$size; moved=$(date +%s); }
+    if [ $(( $(date +%s) - moved )) -ge "$limit" ] || [ $(( $(date +%s) - t0 )) -ge $(( 3 * limit )) ]; then
+      echo "no HTTPS after $(( $(date +%s) - t0 ))s; the serial console silent for $(( $(date +%s) - moved ))s" >&2
+      return 1
+    fi
     sleep 2
   done
 }
@@ -102,7 +123,7 @@ slots_booted() { grep -ao 'PrintBox: booting slot [AB]' "$tmp/serial-$1.log" | s
 # 1. Slot A
 run first
 if v_cur=$(wait_https first); then pass "slot A: HTTPS after $(( $(date +%s) - t0 ))s, version $v_cur"
-else fail "slot A: no HTTPS within ${limit}s"; show_serial first; exit 1; fi
+else fail "slot A: no HTTPS (the serial console silent for ${limit}s, or ${limit}s x 3 in all)"; show_serial first; exit 1; fi
 # The first boot grows the data partition, restarts once (printbox-grow-data), then serves.
 check "U-Boot chose slot A, twice: the first boot restarted once to use the grown partition (booted: $(slots_booted first))" \
   test "$(slots_booted first)" = AA

@@ -143,7 +143,7 @@ CONSOLE
 # One vCPU. With two, OVMF has hung under load about once in twenty boots, at a warm reset and
 # once after GRUB started the kernel: the boot processor busy in the firmware, waiting for the
 # other vCPU, which sat halted in the firmware's sleep loop although the boot processor's local
-# APIC had just broadcast it a start-up IPI (ICR 0x000c4687; docs/performance.md, "The OVMF hang").
+# APIC had just broadcast it a start-up IPI (ICR 0x000c4687; docs/image.md, "The VM (amd64)").
 # That is edk2's wait for an application processor without a timeout (edk2 PR #13164) meeting a
 # start-up IPI that QEMU's vCPU thread, not scheduled in time on a loaded host, did not take.
 # With one vCPU the firmware has no application processor to wait for. (TVM_SMP=2 for a second.)

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The boot test's USB printer stage (sourced by scripts/boot-test.sh, in the VM it has booted,
+# The boot test's USB printer stage (sourced by scripts/boot-test/80-usb.sh, in the VM it has booted,
 # signed in: uses its vm, api, check, pass, fail, $https_port and $cookie).
 # Real USB printers on virtual buses: dummy_hcd (three buses), libcomposite and usb_f_printer in
 # the VM's own kernel, driven by test/vm/usb-printers.mjs (in the test's disk copy only). The agent

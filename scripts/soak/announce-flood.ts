@@ -1,6 +1,6 @@
-// Announcement flood soak (issue 56): the real agent, with the unit's Node flags and environment,
+// Announcement flood soak: the real agent, with the unit's Node flags and environment,
 // in the box namespace of a namespace LAN with a real printer (ippeveprinter announced by Avahi),
-// flooded as test/helpers/site-floods.ts describes while the desk, another host, asks
+// flooded as test/kit/site-floods.ts describes while the desk, another host, asks
 // GET /api/version every second. Phases, one after the other on one agent:
 //   quiet     no flood (the baseline);
 //   flood     --minutes (5) of the mDNS flood at 10 packets/s x 20 new names (about 0.3 Mbit/s, the
@@ -13,9 +13,9 @@
 // device records the device flood made.
 //   npm run build && node dist/scripts/soak/announce-flood.js [--minutes 5] [--storm-minutes 1]
 // Needs root (ip netns). Traffic stays inside the LAN's namespaces (10.77.<n>.0/24).
-import { startAgentInBox, type BoxAgent } from '../../test/helpers/lan.js';
-import { printerLanUnavailable } from '../../test/helpers/printer-lan.js';
-import { createFloodSite, runFloods, type FloodOptions, type FloodSite } from '../../test/helpers/site-floods.js';
+import { startAgentInBox, type BoxAgent } from '../../test/kit/lan.js';
+import { printerLanUnavailable } from '../../test/kit/printer-lan.js';
+import { createFloodSite, runFloods, type FloodOptions, type FloodSite } from '../../test/kit/site-floods.js';
 import { cpuMs, rssMiB, unitEnvironment, unitMemoryMax, unitNodeFlags } from '../bench/process.js';
 import { isMain, machineLine, numberArg, quantile } from './cli.js';
 

@@ -1,4 +1,4 @@
-// Connection flood soak (issue 32, item 2): a real agent in its own network namespace, with the
+// Connection flood soak: a real agent in its own network namespace, with the
 // unit's Node flags, environment and LimitNOFILE, flooded from the laptop namespace with 25,000
 // TCP connections that never send a byte plus 8,000 that send 5 bytes of a TLS ClientHello, all
 // opened at once and then re-opened as the box closes them for --sustain seconds. Phase 1 from
@@ -9,8 +9,8 @@
 // Needs root (ip netns). Traffic stays inside the two namespaces (198.18.7.0/24).
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readlinkSync } from 'node:fs';
-import { createLan, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../../test/helpers/lan.js';
-import { probe, startFlood, widenPortRange, type ProbeResult } from '../../test/helpers/flood.js';
+import { createLan, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../../test/kit/lan.js';
+import { probe, startFlood, widenPortRange, type ProbeResult } from '../../test/kit/flood.js';
 import { rssMiB, unitEnvironment, unitFileLimit, unitMemoryMax, unitNodeFlags } from '../bench/process.js';
 import { CONNECTION_LIMITS } from '../../src/web/connection-gate.js';
 import { HANDSHAKE_TIMEOUT_MS } from '../../src/web/listeners.js';

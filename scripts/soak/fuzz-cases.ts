@@ -3,7 +3,7 @@
 // a plausible request for it, then gets a few mutations: method, path spelling, query string,
 // headers, message framing (Content-Length, Transfer-Encoding) and body. Seeded, so a run and any
 // request it reports can be made again.
-import type { OpenApiDoc } from '../../test/helpers/openapi.js';
+import type { OpenApiDoc } from '../../test/kit/openapi.js';
 
 export interface FuzzRoute {
   path: string;

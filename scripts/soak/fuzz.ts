@@ -1,4 +1,4 @@
-// HTTP fuzzer of the agent's own (issue 21): N requests (default 100,000) over every route of a real
+// HTTP fuzzer of the agent's own: N requests (default 100,000) over every route of a real
 // agent, each a plausible request with mutated method, path, query string, headers, framing or body
 // (fuzz-cases.ts), sent raw on a fresh connection (raw-request.ts), 70 % over the plain HTTP
 // listener (serving the API: redirect off) and 30 % over HTTPS. Two agents: four requests in five
@@ -19,9 +19,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startAgent, type Agent } from '../../test/helpers/agent.js';
-import type { OpenApiDoc } from '../../test/helpers/openapi.js';
-import { device, metrics, ndjson, lcg, HOUR } from '../../test/helpers/seed.js';
+import { startAgent, type Agent } from '../../test/kit/agent.js';
+import type { OpenApiDoc } from '../../test/kit/openapi.js';
+import { device, metrics, ndjson, lcg, HOUR } from '../../test/kit/seed.js';
 import { routeTable } from '../../src/api/app.js';
 import { fuzzRequest, fuzzRoutes, type FuzzRequest } from './fuzz-cases.js';
 import { sendRaw, type RawAnswer } from './raw-request.js';

@@ -1,5 +1,5 @@
-// Hostile SNMP soak (issue 21): a real agent scans, again and again, a range where real printers
-// (snmpsim, real recordings) sit beside hostile responders (test/helpers/hostile-snmp.ts:
+// Hostile SNMP soak: a real agent scans, again and again, a range where real printers
+// (snmpsim, real recordings) sit beside hostile responders (test/kit/hostile-snmp.ts:
 // malformed, truncated, oversized, wrong-type, non-increasing-OID, flood and stray replies) and
 // silent addresses, until the hostile responders have sent N replies. Reported: replies sent,
 // scans, agent crashes (must be 0), the agent's RSS before/after, the slowest /api/version
@@ -9,9 +9,9 @@
 // Needs Debian's snmpsim (bash scripts/setup-test-deps.sh). Only 127.0.223.0/24 is used.
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
-import { startAgent, type Agent } from '../../test/helpers/agent.js';
-import { startHostileSnmp, type HostileResponder } from '../../test/helpers/hostile-snmp.js';
-import { fixturePath, startSnmpSim, type SnmpSim } from '../../test/helpers/snmpsim.js';
+import { startAgent, type Agent } from '../../test/kit/agent.js';
+import { startHostileSnmp, type HostileResponder } from '../../test/kit/hostile-snmp.js';
+import { fixturePath, startSnmpSim, type SnmpSim } from '../../test/kit/snmpsim.js';
 import { unitEnvironment, unitNodeFlags } from '../bench/process.js';
 import { isMain, machineLine, numberArg } from './cli.js';
 

@@ -1,6 +1,6 @@
-// kill -9 soak (issue 21): a real agent under mixed write load is killed with SIGKILL at random
+// kill -9 soak: a real agent under mixed write load is killed with SIGKILL at random
 // moments, N times; after each restart every write it acknowledged must still be there and the
-// database must pass PRAGMA integrity_check. The same approach as test/api/durability.test.ts
+// database must pass PRAGMA integrity_check. The same approach as test/agent/api/durability.test.ts
 // (real SNMP polls of snmpsim printers on loopback, SIGKILL, restart), with more kinds of write:
 //   - polls:    POST /devices/metrics/collect (a snapshot with its id, from a real SNMP read)
 //   - updates:  POST /devices/update, a location numbered in sending order per device, in turn on
@@ -17,10 +17,10 @@
 // Needs Debian's snmpsim (bash scripts/setup-test-deps.sh). Only 127.0.0.0/8 is used.
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
-import { startAgent, importNdjson, type Agent } from '../../test/helpers/agent.js';
-import { startSnmpSim, fixturePath, type SnmpSim } from '../../test/helpers/snmpsim.js';
-import { checkMetricsIntegrity, type CommittedSnapshot } from '../../test/helpers/integrity.js';
-import { device, metrics, ndjson, lcg, MINUTE } from '../../test/helpers/seed.js';
+import { startAgent, importNdjson, type Agent } from '../../test/kit/agent.js';
+import { startSnmpSim, fixturePath, type SnmpSim } from '../../test/kit/snmpsim.js';
+import { checkMetricsIntegrity, type CommittedSnapshot } from '../../test/kit/integrity.js';
+import { device, metrics, ndjson, lcg, MINUTE } from '../../test/kit/seed.js';
 import { isMain, machineLine, numberArg } from './cli.js';
 import { communityNumber } from './settings-writer.js';
 

@@ -1,4 +1,4 @@
-// Read load during a scan and a roll-up (issue 21): a fixed 200 requests/s (autocannon's
+// Read load during a scan and a roll-up: a fixed 200 requests/s (autocannon's
 // overallRate, not as fast as it can) over the read endpoints of a real agent holding a 500-printer
 // site, for --duration seconds (default 600), while the agent scans (snmpsim printers and silent
 // addresses on loopback, one scan after another for the whole run) and a roll-up runs: at
@@ -11,9 +11,9 @@
 //   npm run build && node dist/scripts/soak/load.js [--duration 600] [--rate 200] [--rollup-by cli|schedule]
 // Needs Debian's snmpsim (bash scripts/setup-test-deps.sh). Only 127.0.0.0/8 is used.
 import autocannon from 'autocannon';
-import { startAgent, importNdjson, runCli, type Agent } from '../../test/helpers/agent.js';
-import { startSnmpSim, fixturePath, type SnmpSim } from '../../test/helpers/snmpsim.js';
-import { device, metrics, ndjson, DAY, MINUTE } from '../../test/helpers/seed.js';
+import { startAgent, importNdjson, runCli, type Agent } from '../../test/kit/agent.js';
+import { startSnmpSim, fixturePath, type SnmpSim } from '../../test/kit/snmpsim.js';
+import { device, metrics, ndjson, DAY, MINUTE } from '../../test/kit/seed.js';
 import { isMain, machineLine, numberArg, quantile } from './cli.js';
 
 const FLEET = 500;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# VM power-cut soak (issue 21): the real amd64 appliance image under QEMU (the boot test's VM:
+# VM power-cut soak: the real amd64 appliance image under QEMU (the boot test's VM:
 # scripts/image/test-vm.sh), written to through the API from the host (a LAN client signed in with
 # the account printbox.toml provisioned, over the HTTPS forward on 127.0.0.1), and powered off
 # hard (SIGKILL to QEMU) in the middle of the writes, N times. After each cut the box is booted

@@ -1,4 +1,4 @@
-// Alerts (issue 36): after each reading of a saved printer lands (the bus's device_change), and on
+// Alerts: after each reading of a saved printer lands (the bus's device_change), and on
 // a timer for printers that stopped answering, the rules (rules.ts) are evaluated against what the
 // store holds; alerts opened, cleared and acknowledged go to the store and out as `alert` events.
 import type { DeviceStore } from '../store/devices.js';
@@ -8,26 +8,15 @@ import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { Logger } from '../log/logger.js';
 import type { Device } from '../model/device.js';
-import { evaluateAlerts, type DeviceFacts } from './rules.js';
+import { evaluateAlerts, type DeviceFacts } from '../model/alert-rules.js';
 import { readForecast } from '../forecast/read.js';
-import { counterFlagOf } from '../discovery/move-check.js';
+import { counterFlagOf } from '../model/trust.js';
 import { formatTime } from '../model/time.js';
 import { describeAlert, type DescribedAlert } from './words.js';
 import { boxIdentity, type BoxIdentity } from './box.js';
+import type { AlertJson } from '../events/payloads.js';
+import { errorText } from '../shared/error-text.js';
 
-/** An alert as the API, the event stream and the central server see it. */
-export interface AlertJson {
-  id: number;
-  serial: string;
-  kind: string;
-  /** The supply key for supply alerts, else null. */
-  supply: string | null;
-  severity: string;
-  message: string;
-  opened_at: string;
-  cleared_at: string | null;
-  acknowledged_at: string | null;
-}
 
 export function alertJson(r: AlertRow): AlertJson {
   return {
@@ -136,7 +125,7 @@ export class AlertService {
     try {
       serials = [...new Set([...[...this.deps.devices.eachSaved(['serial'] as const)].map((d) => d.serial), ...this.deps.alerts.serialsWithOpenAlerts()])];
     } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message }, 'alerts: reading the saved printers failed');
+      this.deps.log.warn({ err: errorText(err) }, 'alerts: reading the saved printers failed');
     }
     const next = () => {
       const serial = serials.shift();
@@ -155,7 +144,7 @@ export class AlertService {
       // Read whole before any write: better-sqlite3 refuses a write while a statement iterates.
       saved = [...this.deps.devices.eachSaved(['serial'] as const)];
     } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message }, 'alerts: reading the saved printers failed');
+      this.deps.log.warn({ err: errorText(err) }, 'alerts: reading the saved printers failed');
     }
     for (const d of saved) {
       open.delete(d.serial);
@@ -202,7 +191,7 @@ export class AlertService {
       if (open.length || clear.length) this.record(serial, open, clear);
     } catch (err) {
       // A card that takes no writes, a database busy with an import: judged again at the next reading.
-      this.deps.log.warn({ serial, err: (err as Error).message }, 'alerts: evaluation failed');
+      this.deps.log.warn({ serial, err: errorText(err) }, 'alerts: evaluation failed');
     }
   }
 

@@ -1,10 +1,10 @@
-// An alert in plain words (issue 58): what happened to which supply or printer, said the way a
+// An alert in plain words: what happened to which supply or printer, said the way a
 // technician acts on it ("Cyan ink will run out around 3 Dec"), which printer (its name or model,
 // location, address) and where the box shows it, with times in the box's time zone (settings
 // `display.time_zone`). The machine-readable fields stay as they are; these are added beside them
 // for the UI, e-mails and webhooks. Pure.
-import type { AlertJson } from './service.js';
-import { daysInMessage, levelInMessage } from './rules.js';
+import type { AlertJson } from '../events/payloads.js';
+import { daysInMessage, levelInMessage } from '../model/alert-rules.js';
 import { supplyName, type AgentFacts } from '../model/supply-words.js';
 import { parseTime } from '../model/time.js';
 

@@ -4,7 +4,7 @@
 import { App, type Handler as RouteHandler } from '@tinyhttp/app';
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AgentContext } from './context.js';
-import { errorText, sendText } from './respond.js';
+import { sendText } from './respond.js';
 import { markHead } from './head.js';
 import { admit, fromServerChannel, principalOf } from '../auth/gate.js';
 import { roleProblem } from '../auth/roles.js';
@@ -37,6 +37,7 @@ import * as billingRoutes from './routes/billing.js';
 import * as orderListRoutes from './routes/order-list.js';
 import * as meterHistoryRoutes from './routes/meter-history.js';
 import * as pageCountRoutes from './routes/page-counts.js';
+import { errorText } from '../shared/error-text.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 

@@ -3,6 +3,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendText, sendTextAndClose } from './respond.js';
 import { inheritedKeyProblem } from '../model/inherited-keys.js';
+import { errorText } from '../shared/error-text.js';
 
 const DEFAULT_LIMIT = 64 * 1024;
 
@@ -37,7 +38,7 @@ export async function readJsonBody(
   try {
     value = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
   } catch (err) {
-    sendText(res, 400, `malformed JSON body: ${(err as Error).message}`);
+    sendText(res, 400, `malformed JSON body: ${errorText(err)}`);
     return undefined;
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {

@@ -13,7 +13,7 @@ import type { AccountStore } from '../store/accounts.js';
 import type { EventBus } from '../events/bus.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from '../discovery/service.js';
-import type { LinkStatus } from '../server/status.js';
+import type { LinkStatus } from '../events/payloads.js';
 import type { PrinterCredentials } from '../printer-web/auto-login.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { UpdateService } from '../update/service.js';

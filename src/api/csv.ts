@@ -1,14 +1,7 @@
-// CSV answers (issue 59): the printers list, a printer's meter history, the billing reads of a
-// period and the order list, each as JSON by default and as CSV with `format=csv` (one rule for
-// every endpoint that offers CSV: a download link can set a query parameter, not a header, and a
-// browser's navigation sends its own Accept).
-//
-// The file: RFC 4180 (CRLF line ends, fields with a comma, quote or line break quoted, quotes
-// doubled), UTF-8 with a byte order mark (Excel, the tool a dealer opens it with, reads UTF-8 only
-// with one; csv-parse and most importers skip it), a header row. csv-stringify writes it.
-// Formula injection: a text field that begins with `=`, `+`, `-`, `@`, a tab or a carriage return
-// is written with a leading apostrophe (`'=HYPERLINK(...)`), which spreadsheets show as text and
-// never evaluate (OWASP's advice). Numbers are numbers, never prefixed (a negative delta stays -5).
+// CSV answers: the printers list, a printer's meter history, the billing reads of a period and the
+// order list, each as JSON by default and as CSV with `format=csv` (one rule for every endpoint
+// that offers CSV: a download link can set a query parameter, not a header, and a browser's
+// navigation sends its own Accept). The file's own rules are shared/csv-file.ts's.
 //
 // Streamed: rows go from their source (a SQLite statement iterated on a connection of the
 // request's own, like GET /backup's) through the stringifier to the socket with Node's stream
@@ -16,23 +9,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { stringify, type Options } from 'csv-stringify';
-import { stringify as stringifySync } from 'csv-stringify/sync';
+import { stringify } from 'csv-stringify';
+import { csvOptions, type Cell } from '../shared/csv-file.js';
 import type { AgentContext } from './context.js';
 import { queryOf } from './query.js';
 import { sendText } from './respond.js';
 import { databasePath } from '../config/config.js';
 import { openDatabase, type DB } from '../store/db.js';
-
-/** A cell: text, a number, or empty (null/undefined). */
-export type Cell = string | number | boolean | null | undefined;
-
-const FORMULA_START = /^[=+\-@\t\r]/;
-
-/** A text cell as written: prefixed with an apostrophe when a spreadsheet would read it as a formula. */
-export function safeText(v: string): string {
-  return FORMULA_START.test(v) ? `'${v}` : v;
-}
+import { errorText } from '../shared/error-text.js';
 
 /** The answer's format: `json` (absent or `format=json`), `csv`, or the 400's message. */
 export function formatOf(req: IncomingMessage): 'json' | 'csv' | string {
@@ -67,22 +51,6 @@ function batched(): Transform {
   });
 }
 
-/** The file's rules (see the top of this file), for a stream and for a small file made whole. */
-function csvOptions(header: string[]): Options {
-  return {
-    header: true,
-    columns: header,
-    bom: true,
-    record_delimiter: 'windows',
-    cast: { string: safeText, boolean: (b) => (b ? 'true' : 'false') },
-  };
-}
-
-/** A small CSV file whole (an e-mail's attachment: the order list), byte for byte what sendCsv streams. */
-export function csvText(header: string[], rows: Cell[][]): string {
-  return stringifySync(rows, csvOptions(header));
-}
-
 /**
  * Streams `rows` as a CSV download named `filename`. The status is sent with the first bytes, so a
  * failure after it cuts the connection (the download fails visibly rather than ending short).
@@ -99,7 +67,7 @@ export async function sendCsv(
     await pipeline(Readable.from(rows, { objectMode: true, highWaterMark: 64 }), csv, batched(), res);
   } catch (err) {
     if (!res.destroyed) res.destroy();
-    ctx.log.warn({ file: filename, err: (err as Error).message }, 'CSV export ended early');
+    ctx.log.warn({ file: filename, err: errorText(err) }, 'CSV export ended early');
   }
 }
 
@@ -112,10 +80,7 @@ export function exportConnection(ctx: Pick<AgentContext, 'config'>, res: ServerR
   try {
     return openDatabase(databasePath(ctx.config), { readonly: true });
   } catch (err) {
-    sendText(res, 503, `the database cannot be opened a second time now: ${(err as Error).message}`);
+    sendText(res, 503, `the database cannot be opened a second time now: ${errorText(err)}`);
     return undefined;
   }
 }
-
-/** A file name's date part: the day of `ms` in UTC. */
-export const fileDate = (ms: number): string => new Date(ms).toISOString().slice(0, 10);

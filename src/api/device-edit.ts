@@ -1,5 +1,5 @@
 // What POST /devices/update may change, and how (the central server's device edits included):
-//   asset_number, location, description   a person's fields (decisions.md): set and locked
+//   asset_number, location, description   a person's fields (docs/decisions/0008-person-fields.md): set and locked
 //   manufacturer, model, hostname,         the technician's overrides: set and locked, so a later
 //   web_ui_url                             SNMP or IPP poll keeps them; "" ends the override (the
 //                                          field is cleared and polling fills it again)
@@ -12,8 +12,8 @@
 // server's channel it is ignored and named too, since that server's UI is another program that
 // may send fields this box does not know. A value of the wrong type or too long is a 400 from
 // anyone, and nothing is changed.
-import type { Device, LockedField } from '../model/device.js';
-import { PERSON_FIELDS } from '../model/device.js';
+import type { Device } from '../model/device.js';
+import { PERSON_FIELDS, clearAndUnlock, setAndLock } from '../model/record-fold.js';
 
 export const OVERRIDE_FIELDS = ['manufacturer', 'model', 'hostname', 'web_ui_url'] as const;
 export const IGNORED_FIELDS = ['firmware', 'ip', 'mac_address', 'subnet_mask', 'gateway', 'dns_servers', 'dhcp_server'] as const;
@@ -62,20 +62,16 @@ function isWebUrl(v: string): boolean {
 
 /** Applies an edit to a copy of `device`: each field set is locked, an emptied override is unlocked. */
 export function applyDeviceEdit(device: Device, edit: DeviceEdit, lockedAt: string, lockedBy: string): Device {
-  const d: Device = { ...device };
-  let locks: LockedField[] = [...(device.locked_fields ?? [])];
+  let d: Device = { ...device, locked_fields: [...(device.locked_fields ?? [])] };
   for (const [field, value] of Object.entries(edit.set) as [TextField, string][]) {
     const override = (OVERRIDE_FIELDS as readonly string[]).includes(field);
     if (override && value === '') {
-      delete d[field];
-      locks = locks.filter((l) => l.field !== field);
+      d = clearAndUnlock(d, field);
       continue;
     }
-    d[field] = value;
     const reason = override ? 'set by a technician: polling keeps this value' : 'set by a person';
-    if (!locks.some((l) => l.field === field)) locks.push({ field, reason, locked_at: lockedAt, locked_by: lockedBy });
+    d = setAndLock(d, field, value, { reason, locked_at: lockedAt, locked_by: lockedBy });
   }
-  d.locked_fields = locks;
   if (edit.visible !== undefined) d.visible = edit.visible;
   return d;
 }

@@ -1,6 +1,6 @@
-// Largest-Triangle-Three-Buckets downsampling (decisions.md): x = array position,
-// y = page_count (0 when absent). Keeps the first and last rows and returns exactly `target`
-// rows, in their original order and unaltered.
+// Largest-Triangle-Three-Buckets downsampling (docs/decisions/0006-history-downsampling.md): x =
+// array position, y = page_count (0 when absent). Keeps the first and last rows and returns exactly
+// `target` rows, in their original order and unaltered.
 
 export function lttb<T extends { page_count?: number }>(rows: T[], target: number): T[] {
   const n = rows.length;

@@ -14,7 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { serialize } from '@tinyhttp/cookie';
-import { writeFileAtomic } from '../store/atomic-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 import { cookieValue } from './request-facts.js';
 
 export const DEVICE_COOKIE = 'pm_agent_device';

@@ -1,8 +1,9 @@
-// The auth gate (contract 5, decisions.md Auth): decides who a request is before the router sees
-// it. It runs on the checked request target (web/request-target.ts), outside tinyhttp, so no
-// routing rule can pass a request around it. Accepted: the local session cookie, the loopback
-// local-admin principal, and X-Service-Proxy: server from a trusted proxy. Everything is
-// protected except PUBLIC_PATHS, matched exactly.
+// The auth gate (contract 5, docs/decisions/0014-trusted-proxies.md,
+// 0015-auth-modes-and-sessions.md): decides who a request is before the router sees it. It runs on
+// the checked request target (web/request-target.ts), outside tinyhttp, so no routing rule can pass
+// a request around it. Accepted: the local session cookie, the loopback local-admin principal, and
+// X-Service-Proxy: server from a trusted proxy. Everything is protected except PUBLIC_PATHS,
+// matched exactly.
 import type { IncomingMessage } from 'node:http';
 import type { Config } from '../config/config.js';
 import type { SessionStore } from './sessions.js';

@@ -1,10 +1,10 @@
-// Bounds credential guessing (decisions.md, Auth; docs/api.md, Authentication). An attempt is
-// counted against its keys when it STARTS, as if it were going to fail: an attempt still being
-// checked holds its place, so a burst of concurrent requests gets no more checks than one request
-// after another would. A success clears the keys it was counted on. From the FREE_FAILURES-th
-// attempt on, a key is locked while that attempt runs and, once it has failed, for a delay that
-// doubles (1 s, 2 s, 4 s ... 15 min) from its end; a locked key answers 429 with Retry-After
-// before anything is checked.
+// Bounds credential guessing (docs/decisions/0015-auth-modes-and-sessions.md; docs/api.md,
+// Authentication). An attempt is counted against its keys when it STARTS, as if it were going to
+// fail: an attempt still being checked holds its place, so a burst of concurrent requests gets no
+// more checks than one request after another would. A success clears the keys it was counted on.
+// From the FREE_FAILURES-th attempt on, a key is locked while that attempt runs and, once it has
+// failed, for a delay that doubles (1 s, 2 s, 4 s ... 15 min) from its end; a locked key answers
+// 429 with Retry-After before anything is checked.
 //
 // Which keys an attempt is counted on decides who can be locked out by whom (signInKeys below):
 // a client holding a device cookie for the account (device-cookie.ts) is counted on that cookie
@@ -14,7 +14,7 @@ const FREE_FAILURES = 5;
 const MAX_DELAY_MS = 15 * 60_000;
 // A key forgets its failures after this long without one. A day, so that waiting for the
 // account's count to be forgotten gains an attacker less than retrying at every lock's end
-// (docs/api.md works the figures out; test/unit/login-limits.test.ts checks them).
+// (docs/api.md works the figures out; test/unit/auth/login-limits.test.ts checks them).
 const FORGET_MS = 24 * 60 * 60_000;
 // Bounds memory under a spray of addresses or names; the entry with the oldest attempt goes first.
 const MAX_KEYS = 10_000;

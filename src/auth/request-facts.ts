@@ -1,10 +1,11 @@
 // Facts about a request that authentication decisions use. Forwarding headers (X-Forwarded-For,
 // X-Forwarded-Proto, X-Service-Proxy) count only when the TCP peer is a trusted proxy
-// (web.auth.trusted_proxies, decisions.md Auth): from any other peer they are ignored as if absent.
+// (web.auth.trusted_proxies, docs/decisions/0014-trusted-proxies.md): from any other peer they are
+// ignored as if absent.
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { isIP, type Socket } from 'node:net';
-import { compile, parseIPNotation, proxyaddr } from '@tinyhttp/proxy-addr';
+import { compile, proxyaddr } from '@tinyhttp/proxy-addr';
 import { parse as parseCookies } from '@tinyhttp/cookie';
 
 const LOOPBACK = compile(['127.0.0.0/8', '::1/128']);
@@ -32,7 +33,7 @@ function peerIsLoopback(socket: JudgedSocket): boolean {
 type Trust = (addr: string, i: number) => boolean;
 
 /**
- * The trust function for a CIDR list. proxy-addr refuses a /0 range, and decisions.md names
+ * The trust function for a CIDR list. proxy-addr refuses a /0 range, and docs/decisions/0014-trusted-proxies.md names
  * `0.0.0.0/0` and `::/0` (trust every peer, the contract's literal behaviour): those two are
  * matched by address family here, the rest by proxy-addr.
  */
@@ -44,17 +45,6 @@ export function compileTrust(cidrs: string[]): Trust {
     const family = isIP(addr.startsWith('::ffff:') ? addr.slice(7) : addr);
     return (family === 4 && everyV4) || (family === 6 && everyV6) || rest(addr, i);
   };
-}
-
-/** Why a trusted_proxies entry is not a CIDR range (or a single address), or undefined. */
-export function trustedProxyProblem(entry: string): string | undefined {
-  if (entry === '0.0.0.0/0' || entry === '::/0') return undefined;
-  try {
-    parseIPNotation(entry);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  }
 }
 
 const firstValue = (h: string | string[] | undefined): string | undefined =>

@@ -1,4 +1,4 @@
-// What a viewer may do (issue 58): read everything an admin reads, change nothing. Judged once,
+// What a viewer may do: read everything an admin reads, change nothing. Judged once,
 // before routing (api/app.ts), by method: every request but GET and HEAD is a write, so a route
 // added later is refused to viewers until someone decides otherwise here. The GETs this box
 // serves change nothing (the event stream, exports, logs and a printer's pages through the proxy

@@ -5,6 +5,7 @@
 // (nothing to guess, nothing a slow hash would protect).
 import { createHash, randomBytes } from 'node:crypto';
 import type { DB } from '../store/db.js';
+import { SessionRows } from '../store/sessions.js';
 import { storageProblem } from '../store/storage-guard.js';
 
 export const SESSION_COOKIE = 'pm_agent_session';
@@ -30,7 +31,7 @@ export const tokenHash = (token: string): Buffer => createHash('sha256').update(
 export const sessionKey = (token: string): string => tokenHash(token).toString('hex');
 
 export class SessionStore {
-  private readonly stmt;
+  private readonly rows: SessionRows;
   // A card that takes no writes (full, read-only: store/storage-guard.ts) does not stop sign-in or
   // sign-out: a session that could not be stored lives here for this run, and one that could not
   // be deleted is refused here for this run. Keys are token hashes, as in the table.
@@ -41,22 +42,11 @@ export class SessionStore {
   private readonly endListeners = new Set<(key: string, why: SessionEnd) => void>();
 
   constructor(
-    private readonly db: DB,
+    db: DB,
     private readonly now: () => number = Date.now,
     private readonly onStorageProblem: (err: Error, doing: string) => void = () => {},
   ) {
-    this.stmt = {
-      insert: db.prepare('INSERT INTO sessions (token_hash, user, created_at, expires_at) VALUES (?, ?, ?, ?)'),
-      get: db.prepare('SELECT user, expires_at FROM sessions WHERE token_hash = ?'),
-      delete: db.prepare('DELETE FROM sessions WHERE token_hash = ?'),
-      deleteUser: db.prepare('DELETE FROM sessions WHERE user = ? AND token_hash <> ?'),
-      ofUser: db.prepare('SELECT token_hash FROM sessions WHERE user = ? AND token_hash <> ?').pluck(),
-      sweep: db.prepare('DELETE FROM sessions WHERE expires_at <= ?'),
-      expired: db.prepare('SELECT token_hash FROM sessions WHERE expires_at <= ?').pluck(),
-      count: db.prepare('SELECT count(*) FROM sessions').pluck(),
-      oldest: db.prepare('SELECT token_hash FROM sessions ORDER BY created_at LIMIT ?').pluck(),
-      deleteOldest: db.prepare('DELETE FROM sessions WHERE token_hash IN (SELECT token_hash FROM sessions ORDER BY created_at LIMIT ?)'),
-    };
+    this.rows = new SessionRows(db);
   }
 
   create(user: string, expires?: number): { token: string; session: Session } {
@@ -66,16 +56,16 @@ export class SessionStore {
     const token = randomBytes(32).toString('base64url');
     const hash = tokenHash(token);
     this.write('storing a session', () => {
-      if ((this.stmt.count.get() as number) >= MAX_SESSIONS) {
+      if (this.rows.count() >= MAX_SESSIONS) {
         this.sweep();
-        const over = (this.stmt.count.get() as number) - MAX_SESSIONS + 1;
+        const over = this.rows.count() - MAX_SESSIONS + 1;
         if (over > 0) {
-          const evicted = (this.stmt.oldest.all(over) as Buffer[]).map((h) => h.toString('hex'));
-          this.stmt.deleteOldest.run(over);
+          const evicted = this.rows.oldestHashes(over).map((h) => h.toString('hex'));
+          this.rows.deleteOldest(over);
           this.ended(evicted, 'ended');
         }
       }
-      this.stmt.insert.run(hash, user, now, session.expires);
+      this.rows.insert(hash, user, now, session.expires);
     }, () => this.unstored.set(hash.toString('hex'), session));
     return { token, session };
   }
@@ -86,7 +76,7 @@ export class SessionStore {
     const hash = tokenHash(token);
     const key = hash.toString('hex');
     if (this.undeleted.has(key)) return undefined;
-    const row = this.stmt.get.get(hash) as { user: string; expires_at: number } | undefined;
+    const row = this.rows.get(hash);
     const s = row ? { user: row.user, expires: row.expires_at } : this.unstored.get(key);
     if (!s) return undefined;
     if (s.expires <= this.now()) {
@@ -100,7 +90,7 @@ export class SessionStore {
     const hash = tokenHash(token);
     const key = hash.toString('hex');
     this.unstored.delete(key);
-    this.write('ending a session', () => this.stmt.delete.run(hash), () => this.undeleted.add(key));
+    this.write('ending a session', () => this.rows.delete(hash), () => this.undeleted.add(key));
     this.ended([key], why);
   }
 
@@ -115,9 +105,9 @@ export class SessionStore {
       }
     }
     // Read before the delete, to say which ended; readable even on a card that takes no writes.
-    const stored = (this.stmt.ofUser.all(user, kept) as Buffer[]).map((h) => h.toString('hex'));
+    const stored = this.rows.hashesOfUser(user, kept).map((h) => h.toString('hex'));
     keys.push(...stored);
-    this.write('ending the sessions of a user', () => this.stmt.deleteUser.run(user, kept), () => {
+    this.write('ending the sessions of a user', () => this.rows.deleteUser(user, kept), () => {
       // Not deletable now: every session of the user but `keep` is refused for this run instead.
       for (const k of stored) this.undeleted.add(k);
     });
@@ -134,8 +124,8 @@ export class SessionStore {
         keys.push(k);
       }
     }
-    if (this.endListeners.size) keys.push(...(this.stmt.expired.all(now) as Buffer[]).map((h) => h.toString('hex')));
-    this.write('removing expired sessions', () => this.stmt.sweep.run(now), () => {});
+    if (this.endListeners.size) keys.push(...this.rows.expiredHashes(now).map((h) => h.toString('hex')));
+    this.write('removing expired sessions', () => this.rows.deleteExpired(now), () => {});
     this.ended(keys, 'expired');
   }
 

@@ -1,11 +1,12 @@
-// The one-time setup code (decisions.md, Auth): while no account exists, the first one is made by
-// whoever can read this code from the box's console or boot partition. Its plain text lives in
-// <data_dir>/setup-code (0600) so the boot-time provisioning and the agent show the same code;
-// the database keeps its hash, and both go when the first account is made.
+// The one-time setup code (docs/decisions/0015-auth-modes-and-sessions.md): while no account
+// exists, the first one is made by whoever can read this code from the box's console or boot
+// partition. Its plain text lives in <data_dir>/setup-code (0600) so the boot-time provisioning and
+// the agent show the same code; the database keeps its hash, and both go when the first account is
+// made.
 import { randomInt } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../store/atomic-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 import { hashSetupCode, type AccountStore } from '../store/accounts.js';
 
 // Crockford's base32: no I, L, O or U to misread. 12 characters: 60 bits.

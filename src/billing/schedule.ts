@@ -1,10 +1,10 @@
-// Billing meter reads (issue 59): at the billing day and time (Settings `billing`, read in its own
+// Billing meter reads: at the billing day and time (Settings `billing`, read in its own
 // time zone: billing-time.ts) every saved printer is polled through the ordinary poll path, and
 // its reading (with the reading's own time) is kept as the period's meter read (store/meter-reads.ts).
 //
 // - The period's due time is a target computed from the settings (billing-time.ts), never "a
 //   month since the last run": a tick compares the clock with that instant. Retries of the silent
-//   printers are planned from targets too (loop/due-times.ts), every RETRY_MS.
+//   printers are planned from targets too (shared/due-times.ts), every RETRY_MS.
 // - Retries last RETRY_WINDOW_MS (the billing day) from the due time. A printer still silent then
 //   gets the stored reading nearest the due time (within NEAREST_MAX_MS either side), marked
 //   `nearest`; with none that close, a `missing` read says so.
@@ -17,8 +17,9 @@
 import type { Snapshot } from '../model/device.js';
 import type { MeterReadStore, MeterRead } from '../store/meter-reads.js';
 import { READ_COUNTERS } from '../store/meter-reads.js';
-import { DueTimes } from '../loop/due-times.js';
-import { currentPeriod, type BillingPeriod, type BillingTimeSettings } from './billing-time.js';
+import { DueTimes } from '../shared/due-times.js';
+import { currentPeriod, type BillingPeriod, type BillingTimeSettings } from '../model/billing-time.js';
+import { errorText } from '../shared/error-text.js';
 
 /** Silent printers are polled again this often within the billing day. */
 export const RETRY_MS = 30 * 60_000;
@@ -86,7 +87,7 @@ export class BillingSchedule {
     try {
       snaps = await deps.poll(owed, attempts === 1);
     } catch (err) {
-      deps.log.warn({ period: p.period, err: (err as Error).message }, 'billing read: the poll failed; retried within the billing day');
+      deps.log.warn({ period: p.period, err: errorText(err) }, 'billing read: the poll failed; retried within the billing day');
     }
     const wanted = new Set(owed);
     let stored = 0;

@@ -9,6 +9,7 @@ import type { SettingsStore } from '../settings/store.js';
 import type { Logger } from '../log/logger.js';
 import type { Snapshot } from '../model/device.js';
 import { BillingSchedule } from './schedule.js';
+import { errorText } from '../shared/error-text.js';
 
 /** What the schedule polls through (discovery/service.ts DiscoveryService). */
 export interface BillingPoller {
@@ -36,7 +37,7 @@ export function startBillingSchedule(deps: {
           const s = await discovery.collect(serial);
           if (s) out.push(s);
         } catch (err) {
-          log.debug({ serial, err: (err as Error).message }, 'billing read: a retry failed');
+          log.debug({ serial, err: errorText(err) }, 'billing read: a retry failed');
         }
       }
       return out;
@@ -46,7 +47,7 @@ export function startBillingSchedule(deps: {
     log,
   });
   const tick = () =>
-    schedule.check().catch((err: unknown) => log.error({ err: (err as Error).message }, 'billing read failed'));
+    schedule.check().catch((err: unknown) => log.error({ err: errorText(err) }, 'billing read failed'));
   const task = cron.schedule('* * * * *', tick, { name: 'printbox-billing', noOverlap: true });
   void tick(); // a read the box was off for is caught up at start
   return () => void task.stop();

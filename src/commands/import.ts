@@ -5,6 +5,7 @@ import { createReadStream } from 'node:fs';
 import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
 import { importNdjson } from '../store/ndjson.js';
+import { errorText } from '../shared/error-text.js';
 
 export async function run(args: string[], configPath: string | undefined): Promise<number> {
   if (args.length !== 1) {
@@ -25,7 +26,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
     process.stdout.write(`imported ${what} from ${args[0]}${skipped}${readsKept}\n`);
     return 0;
   } catch (err) {
-    process.stderr.write(`printbox-agent import: ${args[0]}: ${(err as Error).message}; nothing was imported\n`);
+    process.stderr.write(`printbox-agent import: ${args[0]}: ${errorText(err)}; nothing was imported\n`);
     return 1;
   } finally {
     db.close();

@@ -4,7 +4,7 @@
 // (which refuses older offers itself: src/update/service.ts). The same version is allowed: a slot
 // may be written again with what runs.
 import { compareVersions, ManifestError } from '../update/manifest.js';
-import { versionInfo } from '../version.js';
+import { versionInfo } from '../shared/version.js';
 
 export async function run(args: string[]): Promise<number> {
   const [wanted] = args;

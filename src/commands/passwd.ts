@@ -14,6 +14,7 @@ import { asDataDirOwner } from '../store/as-owner.js';
 import { hashPassword, passwordProblem } from '../auth/passwords.js';
 import { removeSetupCodeFile } from '../auth/setup-code.js';
 import { SessionStore } from '../auth/sessions.js';
+import { errorText } from '../shared/error-text.js';
 
 async function readSecret(prompt: string): Promise<string> {
   const tty = process.stdin.isTTY;
@@ -36,7 +37,7 @@ export async function run(args: string[], configPath: string | undefined): Promi
   try {
     parsed = parseArgs({ args, options: { role: { type: 'string' } }, allowPositionals: true });
   } catch (err) {
-    process.stderr.write(`printbox-agent passwd: ${(err as Error).message}\n${usage}`);
+    process.stderr.write(`printbox-agent passwd: ${errorText(err)}\n${usage}`);
     return 2;
   }
   const [user, ...extra] = parsed.positionals;

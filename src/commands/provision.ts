@@ -17,14 +17,16 @@ import { dirname, join } from 'node:path';
 import { databasePath, loadConfig } from '../config/config.js';
 import { openDatabase } from '../store/db.js';
 import { AccountStore } from '../store/accounts.js';
+import { SettingsTable } from '../store/settings-table.js';
 import { SettingsStore } from '../settings/store.js';
 import { settingsDefaults } from '../settings/settings.js';
-import { writeFileAtomic } from '../store/atomic-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 import { asDataDirOwner } from '../store/as-owner.js';
 import { hashPassword } from '../auth/passwords.js';
 import { ensureSetupCode } from '../auth/setup-code.js';
 import { parseProvision, withoutSecrets, ProvisionError, type Provision } from '../provision/file.js';
-import { systemFiles, writeSystemFiles, type SystemFile } from '../provision/system-files.js';
+import { systemFiles, writeSystemFiles } from '../provision/system-files.js';
+import type { SystemFile } from '../provision/system-file.js';
 import { provisionMessage, readProvisionState, writeProvisionState, type ProvisionState } from '../provision/state.js';
 
 const APPLIED_KEY = 'provisioned_file_sha256';
@@ -69,11 +71,11 @@ export async function run(args: string[], configPath: string | undefined): Promi
     const text = readFileSync(file, 'utf8');
     const db = asDataDirOwner(config.data_dir, () => openDatabase(databasePath(config)));
     try {
-      const applied = db.prepare('SELECT value FROM settings WHERE key = ?').get(APPLIED_KEY) as { value: string } | undefined;
-      if (applied?.value === sha256(text)) {
+      const applied = new SettingsTable(db).get(APPLIED_KEY);
+      if (applied === sha256(text)) {
         say('printbox.toml unchanged since it was applied');
-        const since = previous?.sha256 === applied.value ? previous.applied_at : undefined;
-        state = { state: 'unchanged', checked_at: now, applied_at: since, sha256: applied.value };
+        const since = previous?.sha256 === applied ? previous.applied_at : undefined;
+        state = { state: 'unchanged', checked_at: now, applied_at: since, sha256: applied };
       } else {
         const settings = new SettingsStore(db, settingsDefaults(config));
         let p: Provision | undefined;
@@ -162,9 +164,7 @@ async function apply(
     to.db.transaction(() => {
       if (p.admin && hash) new AccountStore(to.db).setPassword(p.admin.user, hash, 'admin');
       if (Object.keys(p.settings).length) to.settings.update(p.settings);
-      to.db
-        .prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value')
-        .run(APPLIED_KEY, sha256(kept));
+      new SettingsTable(to.db).set(APPLIED_KEY, sha256(kept));
     }).immediate(),
   );
   markSystemChanged(to.runDir, writeSystemFiles(to.etc, files));

@@ -8,6 +8,7 @@ import { StorageGuard } from '../store/storage-guard.js';
 import { ensureReserve } from '../store/reserve-file.js';
 import { DeviceStore } from '../store/devices.js';
 import { MetricsStore } from '../store/metrics.js';
+import { SettingsTable } from '../store/settings-table.js';
 import { AlertStore } from '../store/alerts.js';
 import { AlertService, alertJson } from '../alerts/service.js';
 import { boxIdentity } from '../alerts/box.js';
@@ -26,7 +27,7 @@ import type { AgentContext } from '../api/context.js';
 import { ensureCertificate, pairStamp, tlsPaths, watchPair } from '../web/tls.js';
 import { startListeners } from '../web/listeners.js';
 import { notifyReady, notifyStopping, startWatchdog } from '../systemd/notify.js';
-import { versionInfo } from '../version.js';
+import { versionInfo } from '../shared/version.js';
 import { EventBus } from '../events/bus.js';
 import { SettingsStore } from '../settings/store.js';
 import { settingsDefaults } from '../settings/settings.js';
@@ -43,6 +44,7 @@ import { urlSource } from '../update/source.js';
 import { readProvisionState, watchProvisionState } from '../provision/state.js';
 import { onFirstAnswer, StartupPhases } from '../log/startup-phases.js';
 import { join } from 'node:path';
+import { errorText } from '../shared/error-text.js';
 
 /** Open alerts a heartbeat carries at most (newest first); `alerts_open` says how many there are. */
 const HEARTBEAT_ALERTS = 50;
@@ -78,14 +80,14 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   followLogLevel(log, settings);
   const now = Date.now;
   const rollups: { makeRoom?: () => Promise<object> } = {};
-  const probe = db.prepare("INSERT INTO settings (key, value) VALUES ('storage_probe', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  const probe = new SettingsTable(db);
   const storage = new StorageGuard({
     dataDir: config.data_dir,
     reserveBytes: config.storage.reserve_mb * 1024 * 1024,
     log,
     events,
     writeReadings: (readings) => devices.recordReadings(readings),
-    probe: () => probe.run(String(Date.now())),
+    probe: () => probe.set('storage_probe', String(Date.now())),
     makeRoom: async () => (rollups.makeRoom ? rollups.makeRoom() : {}),
   });
   if (opened.problem) storage.failed(opened.problem, 'opening the database');
@@ -95,7 +97,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
       ensureReserve(config.data_dir, config.storage.reserve_mb * 1024 * 1024);
     } catch (err) {
       storage.failed(err, 'making the reserve file'); // a read-only card; anything else is only logged
-      log.warn({ err: (err as Error).message }, 'no reserve file made');
+      log.warn({ err: errorText(err) }, 'no reserve file made');
     }
   }
   // Sessions live in the database (they outlast a restart); one the card cannot take lives in memory.
@@ -116,7 +118,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   const hashQueue = new HashQueue();
   const deviceCookies = new DeviceCookies(
     loadDeviceSecret(config.data_dir, (err) =>
-      log.warn({ err: (err as Error).message }, 'device cookie secret kept in memory only: device cookies count until the next restart'),
+      log.warn({ err: errorText(err) }, 'device cookie secret kept in memory only: device cookies count until the next restart'),
     ),
   );
   void dummyHash(); // made now, so the first unknown name costs no more than later ones
@@ -154,12 +156,18 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   phases.mark('listen');
   phases.logAtFirstAnswer(listeners.https, log);
   const serverLink = new ServerLink({
-    db, dbFile: databasePath(config), settings, devices, metrics, discovery, events, log, handler, caFile: config.server.ca_file,
+    db, dbFile: databasePath(config), settings, devices, metrics, events, log, handler, caFile: config.server.ca_file,
     uploadBatchSize: config.server.upload_batch_size, uploadIntervalMs: config.server.upload_interval_ms,
     openAlerts: () => ({ alerts: alerts.list(false, HEARTBEAT_ALERTS).map(alertJson), open: alerts.counts().open }),
-    // The server's `restart`: the same shutdown as SIGTERM (writes end, the database closes), then
-    // exit 0; the unit's Restart=always starts the agent again (without systemd nothing does).
-    restart: (reason) => void shutdown(reason),
+    commands: {
+      discovery,
+      // The update service takes the link as its source, so it is made after the link: the
+      // commands ask for it when they run (the link starts below, once both exist).
+      updates: (): UpdateService => updates,
+      // The server's `restart`: the same shutdown as SIGTERM (writes end, the database closes), then
+      // exit 0; the unit's Restart=always starts the agent again (without systemd nothing does).
+      restart: (reason) => void shutdown(reason),
+    },
   });
   ctx.serverLink = serverLink;
   const maxBundleBytes = config.update.max_bundle_mb * 1024 * 1024;
@@ -174,7 +182,6 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     },
   });
   ctx.updates = updates;
-  serverLink.updates = updates;
   const stopWatch = watchPair(paths, (pair) => listeners.setCertificate(pair), log, loadedStamp);
   const stopWatchdog = startWatchdog(log);
   // Provisioning may run while the agent serves (a boot partition that appeared late): the
@@ -199,7 +206,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
   // What the first answer does not need starts once it has been sent (or BACKGROUND_START_MS
   // after READY when nobody asks): started before it, the scan at start-up, the listeners, the
   // server link and reading the update slots took the CPU while the first request waited
-  // (issue 34: seconds on a slow board or under TCG).
+  // (seconds on a slow board or under TCG).
   let stopDiscovery = () => {};
   let stopBilling = () => {};
   let stopOrderListMail = () => {};
@@ -259,7 +266,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
     const all = Promise.all(
       parts.map(([name, stop]) =>
         (async () => stop())() // called now, in this order
-          .catch((err: unknown) => log.error({ part: name, err: err instanceof Error ? err.message : String(err) }, 'error while stopping'))
+          .catch((err: unknown) => log.error({ part: name, err: errorText(err) }, 'error while stopping'))
           .finally(() => busy.delete(name)),
       ),
     );
@@ -275,7 +282,7 @@ export async function run(_args: string[], configPath: string | undefined): Prom
       db.close(); // rolls back a transaction still open
     } catch (err) {
       // e.g. a backup export's statement still iterating: nothing is written then; the OS closes the file.
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'database not closed cleanly');
+      log.warn({ err: errorText(err) }, 'database not closed cleanly');
     }
     log.info({ ms: Date.now() - t0 }, 'stopped');
     process.exit(0);

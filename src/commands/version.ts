@@ -1,5 +1,5 @@
 // printbox-agent version: what this build is.
-import { versionInfo } from '../version.js';
+import { versionInfo } from '../shared/version.js';
 
 export async function run(): Promise<number> {
   const v = versionInfo();

@@ -5,8 +5,9 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
-import { validateCidrList } from '../snmp/ranges.js';
-import { trustedProxyProblem } from '../auth/request-facts.js';
+import { validateCidrList } from '../shared/ranges.js';
+import { trustedProxyProblem } from '../net/proxy-cidr.js';
+import { errorText } from '../shared/error-text.js';
 
 export type AuthMode = 'local' | 'password' | 'server' | 'disabled';
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -64,7 +65,7 @@ export function defaultConfig(): Config {
       http_port: 8080,
       redirect_http_to_https: true,
       tls: { cert_file: '', key_file: '' },
-      // Forwarding headers count only from these peers (decisions.md, Auth).
+      // Forwarding headers count only from these peers (docs/decisions/0014-trusted-proxies.md).
       auth: { mode: 'local', allow_local_admin: true, trusted_proxies: ['127.0.0.0/8', '::1/128'] },
     },
     server: { url: '', enrollment_token: '', ca_file: '', upload_batch_size: 100, upload_interval_ms: 1000 },
@@ -185,7 +186,7 @@ export function parseConfig(text: string, baseDir: string): Config {
   try {
     doc = parseToml(text) as Record<string, unknown>;
   } catch (err) {
-    throw new ConfigError(`config is not valid TOML: ${(err as Error).message.split('\n')[0]}`);
+    throw new ConfigError(`config is not valid TOML: ${errorText(err).split('\n')[0]}`);
   }
   const cfg = defaultConfig();
   merge(cfg as unknown as Record<string, unknown>, doc, schema, '');

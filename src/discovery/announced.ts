@@ -6,14 +6,14 @@ import type { Device } from '../model/device.js';
 import type { Settings } from '../settings/settings.js';
 import type { DeviceStore } from '../store/devices.js';
 import { readHost } from '../snmp/scan.js';
-import { inAllowedRanges, localSubnets, parseCidr, parseIPv4, parseRangesText } from '../snmp/ranges.js';
+import { inAllowedRanges, localSubnets, parseCidr, parseIPv4, parseRangesText } from '../shared/ranges.js';
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
 import type { SnmpCredential } from '../snmp/client.js';
 import { readNetworkPrinter, type IppTarget } from '../ipp/client.js';
 import { printQueueOf, type PrintQueue } from '../ipp/print-queue.js';
 import { announcedBy, combineObservations, ippMetrics, ippObservation, type Announcement } from '../ipp/observation.js';
-import type { Observation } from './merge.js';
-import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
+import type { Observation } from '../model/observation.js';
+import type { AnnouncedPrinter, AnnounceMethod } from './announced-printer.js';
 import { OFFLINE } from './status-lines.js';
 
 /** The status line of a printer whose last mDNS service said goodbye. */
@@ -29,8 +29,8 @@ const isGoodbyeLine = (m: string) => m.startsWith(OFFLINE);
 
 /**
  * Why an announced address may not be contacted, or undefined when it may: it must be on one of
- * the box's own subnets (never beyond its /24, decisions.md) or in the configured ranges, and
- * inside discovery.allowed_ranges.
+ * the box's own subnets (never beyond its /24, docs/decisions/0017-scan-scope.md) or in the
+ * configured ranges, and inside discovery.allowed_ranges.
  */
 export function refusal(address: string, s: Settings, subnets = localSubnets()): string | undefined {
   const n = parseIPv4(address);
@@ -78,7 +78,7 @@ export async function readAnnounced(p: AnnouncedPrinter, ctx: ReadContext): Prom
 /**
  * After IPP answered, how long a silent SNMP agent is still waited for. A printer that answers
  * SNMP does so within milliseconds on a LAN; one that does not would hold the listing for the
- * whole SNMP timeout (issue 33's goal: listed within 2 s of its announcement).
+ * whole SNMP timeout (the goal: listed within 2 s of its announcement).
  */
 export const SNMP_GRACE_MS = 250;
 
@@ -180,7 +180,7 @@ export async function readProbedIpp(address: string, ctx: ReadContext, port = 63
 const MIN_TLS_ATTEMPT_MS = 100;
 
 /**
- * The record an observation belongs to (issue 33: one record per physical printer): the one with
+ * The record an observation belongs to (one record per physical printer): the one with
  * its serial; else the one with its printer-uuid; else the one with its MAC address, when one of
  * the two has no serial of its own (a `UUID-` or `MAC-` key: two different serials are two
  * printers). The caller gives the observation that record's key.

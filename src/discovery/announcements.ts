@@ -7,16 +7,17 @@ import type { Device } from '../model/device.js';
 import { mergeObservation } from './merge.js';
 import type { DiscoveryContext } from './context.js';
 import { flagIfCounterDown } from './counter-check.js';
-import { counterFlagOf, rememberIdentity, withRawData } from './move-check.js';
+import { counterFlagOf, rememberIdentity, withTrustChange } from './move-check.js';
 import { withNeighbourMac } from './neighbours.js';
 import { AnnounceGate, type GateClock } from './announce-gate.js';
 import { announcedAt, findSamePrinter, markGone, readAnnounced, refusal, withIppTarget, type AnnouncedRead, type GoneWhy } from './announced.js';
 import { readNetworkPrinter } from '../ipp/client.js';
 import { printQueueOf, type PrintQueue } from '../ipp/print-queue.js';
 import { PrintQueues, type QueueEntry } from './print-queues.js';
-import type { AnnouncedPrinter, AnnounceMethod } from './mdns.js';
+import type { AnnouncedPrinter, AnnounceMethod } from './announced-printer.js';
 import type { Sightings } from './sightings.js';
-import { ReadingsKeptError } from './store-readings.js';
+import { ReadingsKeptError } from '../store/store-readings.js';
+import { errorText } from '../shared/error-text.js';
 
 export const LABEL: Record<AnnounceMethod, string> = { mdns: 'mDNS', wsd: 'WS-Discovery', ssdp: 'SSDP' };
 
@@ -94,7 +95,7 @@ export class Announcements {
       else if ('queue' in read) this.queueSeen(read.address, read.queue, by);
       else await this.store(read);
     } catch (err) {
-      log.error({ ip: p.address, err: (err as Error).message }, `${LABEL[p.method ?? 'mdns']}: storing an announced printer failed`);
+      log.error({ ip: p.address, err: errorText(err) }, `${LABEL[p.method ?? 'mdns']}: storing an announced printer failed`);
     }
   }
 
@@ -152,7 +153,10 @@ export class Announcements {
         return existing.serial;
       }
     }
-    let device: Device = withIppTarget(withRawData(mergeObservation(existing, o), { mdns_goodbye_at: undefined, wsd_goodbye_at: undefined }), read.ipp);
+    const merged = mergeObservation(existing, o);
+    // It announced itself: a goodbye said before no longer stands.
+    const { mdns_goodbye_at: _mdns, wsd_goodbye_at: _wsd, ...raw } = merged.raw_data ?? {};
+    let device: Device = withIppTarget({ ...merged, raw_data: raw }, read.ipp);
     device = rememberIdentity(device, { neighbour_mac: this.ctx.neighbour(o.ip) });
     const snapshot = { serial: device.serial, ts: o.now, ...read.metrics };
     const change = existing ? 'updated' : 'discovered';
@@ -163,7 +167,7 @@ export class Announcements {
       return device.serial;
     }
     if (existing && flagIfCounterDown(this.ctx, device.serial, snapshot, o.ip, o.now)) return device.serial;
-    if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
+    if (counterFlagOf(device)) device = withTrustChange(device, { counter_flag: undefined });
     try {
       this.ctx.writer.store([{ device, snapshot, existed: Boolean(existing) }], 'storing an announced printer', () => change);
     } catch (err) {

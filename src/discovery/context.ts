@@ -6,7 +6,7 @@ import type { DeviceStore } from '../store/devices.js';
 import type { StorageGuard } from '../store/storage-guard.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { EventBus } from '../events/bus.js';
-import type { UsbPrinters } from '../usb/service.js';
+import type { Snapshot } from '../model/device.js';
 import { readHost, type HostReadResult } from '../snmp/scan.js';
 import { readPlan } from '../snmp/parse/printer.js';
 import type { ReadContext } from './announced.js';
@@ -23,11 +23,19 @@ export interface DiscoveryDeps {
   /** Told of every write that fails on storage; keeps the readings that could not be stored. */
   storage?: Pick<StorageGuard, 'failed' | 'keep' | 'wrote'>;
   /** Reads USB printers (they are not reached by SNMP); polled with the network ones. */
-  usb?: Pick<UsbPrinters, 'collect' | 'collectSaved'>;
+  usb?: UsbReads;
   /** The kernel neighbour table's MAC for an address (default: /proc/net/arp). */
   neighbourMac?: (ip: string) => string | undefined;
   /** Readings a polling round writes per transaction (default ROUND_BATCH, polling.ts). */
   roundBatch?: number;
+}
+
+/** What discovery asks of the USB printers (usb/service.ts's UsbPrinters, passed in by the caller). */
+export interface UsbReads {
+  /** Reads one plugged-in printer now; undefined when it is not plugged in or gave no meter. */
+  collect(serial: string): Promise<Snapshot | undefined>;
+  /** A polling round: every saved USB printer that is plugged in. */
+  collectSaved(): Promise<Snapshot[]>;
 }
 
 export class DiscoveryContext {

@@ -6,7 +6,7 @@
 import type { Snapshot } from '../model/device.js';
 import { formatTime } from '../model/time.js';
 import type { DiscoveryContext } from './context.js';
-import { counterFlagOf, withRawData, type CounterFlag } from './move-check.js';
+import { counterFlagOf, withTrustChange, type CounterFlag } from './move-check.js';
 
 /**
  * A single read (POST /devices/metrics/collect) whose page counter was below the last stored one:
@@ -45,6 +45,6 @@ export function flagIfCounterDown(ctx: DiscoveryContext, serial: string, snapsho
     },
   };
   log.warn({ serial, ip, page_count: flag.page_count, stored_page_count: stored }, 'page counter went down: reading flagged on the device, not stored');
-  ctx.writer.put(withRawData(current, { counter_flag: flag }), 'updated', 'flagging a page counter');
+  ctx.writer.put(withTrustChange(current, { counter_flag: flag }), 'updated', 'flagging a page counter');
   return flag;
 }

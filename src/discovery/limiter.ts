@@ -1,7 +1,7 @@
 // Bounded concurrency for discovery's reads and probes.
-import { paced } from '../loop/pace.js';
+import { paced } from '../shared/pace.js';
 
-/** Runs at most `n` of the given tasks at once, in the order given, each started paced (loop/pace.ts). */
+/** Runs at most `n` of the given tasks at once, in the order given, each started paced (shared/pace.ts). */
 export function limiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
   let active = 0;
   const waiting: (() => void)[] = [];

@@ -21,9 +21,9 @@
 // - Caps against a flooding LAN: 32 instances per source address, 1024 in all, packets beyond
 //   50/s per source dropped; what was dropped is counted.
 import type { Packet } from 'dns-packet';
-import type { AnnouncedPrinter } from './mdns.js';
+import type { AnnouncedPrinter } from './announced-printer.js';
 import { storableKey } from '../model/inherited-keys.js';
-import { parseIPv4 } from '../snmp/ranges.js';
+import { parseIPv4 } from '../shared/ranges.js';
 import { resourceOf } from '../ipp/client.js';
 
 /** The DNS-SD service types browsed, as full names under local. (lower case). */

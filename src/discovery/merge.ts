@@ -1,28 +1,14 @@
-// Folds what a printer reported into its device record. What a person set (asset_number,
-// location, description, and any field in locked_fields) is never overwritten (decisions.md).
-import { PERSON_FIELDS as PERSON_FIELD_LIST, type Device } from '../model/device.js';
+// Folds what a network printer reported (an Observation) into its device record. What a person
+// set (asset_number, location, description, and any field in locked_fields) is never overwritten:
+// that rule is model/record-fold.ts's, shared with USB printers; here is what only network reads
+// keep (the address, why the printer is listed, its ports, the trust notes).
+import type { Device } from '../model/device.js';
+import type { Observation } from '../model/observation.js';
+import { foldReadFields, isLocked } from '../model/record-fold.js';
 import { withTrustNotes } from './move-check.js';
 import { isProbeReason } from './port-probe.js';
 import { formatTime } from '../model/time.js';
 import { NOT_ANSWERING } from './status-lines.js';
-
-/** What discovery learned about one printer, already in contract field names. */
-export interface Observation {
-  serial: string;
-  ip: string;
-  now: number;
-  scanId?: number;
-  fields: Partial<Pick<Device, 'manufacturer' | 'model' | 'hostname' | 'firmware' | 'mac_address' | 'subnet_mask' | 'gateway' | 'location' | 'description' | 'web_ui_url' | 'consumables' | 'status_messages' | 'dns_servers' | 'dhcp_server'>>;
-  printerInfo: Record<string, unknown>;
-  /** How a scan came to this address (subnet scan, manual range); none for a poll. */
-  discoveryMethods?: string[];
-  /** The protocol the record was read by: 'snmp' (the default) or 'ipp' (ipp/observation.ts). */
-  source?: 'snmp' | 'ipp';
-  /** True when a scan's port probe ran on this address: its open_ports replace the record's. */
-  portsProbed?: boolean;
-}
-
-const PERSON_FIELDS = new Set<string>(PERSON_FIELD_LIST);
 
 export function mergeObservation(existing: Device | undefined, o: Observation): Device {
   const d: Device = existing
@@ -42,15 +28,8 @@ export function mergeObservation(existing: Device | undefined, o: Observation): 
         is_saved: false,
         visible: true,
       };
-  const locked = new Set((existing?.locked_fields ?? []).map((l) => l.field));
-  const record = d as unknown as Record<string, unknown>;
-  for (const [k, v] of Object.entries(o.fields)) {
-    if (v === undefined || locked.has(k)) continue;
-    // A person-set field is only filled by discovery while nobody has set it.
-    if (PERSON_FIELDS.has(k) && existing && record[k]) continue;
-    record[k] = v;
-  }
-  if (!locked.has('ip')) d.ip = o.ip;
+  foldReadFields(d, o.fields);
+  if (!isLocked(existing, 'ip')) d.ip = o.ip;
   d.last_seen = o.now;
   d.discovery_method = o.source ?? 'snmp';
   d.source_type = existing?.source_type === 'import' || !existing ? (o.source ?? 'snmp') : existing.source_type;

@@ -14,79 +14,29 @@
 // The record follows its printer by itself, at the first sighting, when nothing differs, the MAC
 // the box sees (or an authenticated engine ID) matches, and the saved address no longer answers
 // as the printer (silent, or another device took the address). Everything else is a pending
-// move (raw_data.pending_move, with a status line) that a person confirms (POST
+// move (the record's trust.pending_move, with a status line) that a person confirms (POST
 // /devices/confirm-move): two live addresses claiming one printer, a MAC or engine that differs,
 // or a sighting with nothing the box could check (an off-link host, where any host could claim
 // any serial). docs/api.md, "Discovery", states the rule.
 import type { Device } from '../model/device.js';
-import type { SecurityLevel } from '../snmp/client.js';
 import { formatTime } from '../model/time.js';
+import { counterFlagOf, knownIdentity, pendingMoveOf, withTrust, type Check, type Fingerprint, type PendingMove, type TrustState } from '../model/trust.js';
 import { normalMac } from './neighbours.js';
 import { isPresenceLine } from './status-lines.js';
 
-export type Check = 'match' | 'differs' | 'unknown';
-
-/** What one reply from the new address showed. */
-export interface Fingerprint {
-  ip: string;
-  /** The kernel neighbour table's MAC for `ip` (on-link hosts only). */
-  neighbour_mac?: string;
-  /** The reply's own ifPhysAddress. */
-  reported_mac?: string;
-  /** SNMPv3: the agent's snmpEngineID (hex). */
-  engine_id?: string;
-  /** How the reply came: an SNMP security level, or IPP (which proves nothing of who answered). */
-  snmp: SecurityLevel | 'ipp';
-  model?: string;
-  manufacturer?: string;
-}
-
-/** raw_data.pending_move: a sighting of the printer's serial at another address, not yet trusted. */
-export interface PendingMove extends Fingerprint {
-  first_seen_at: string;
-  seen_at: string;
-  /** Rounds (scans, polls) it was seen in at this address with this fingerprint. */
-  sightings: number;
-  /** The saved address answered with this serial when the sighting was checked. */
-  saved_address_answers: boolean;
-  checks: { neighbour_mac: Check; reported_mac: Check; engine_id: Check; identity: Check };
-  reason: string;
-}
-
-/** raw_data.counter_flag: a reading whose page counter was below the last stored one (not stored). */
-export interface CounterFlag {
-  ip: string;
-  seen_at: string;
-  page_count: number;
-  stored_page_count: number;
-  /** The flagged reading's counters: what POST /devices/confirm-counter stores. */
-  reading: { page_count: number; color_pages?: number; mono_pages?: number; scan_count?: number };
-}
+export type { Check, CounterFlag, Fingerprint, PendingMove } from '../model/trust.js';
+export { counterFlagOf, pendingMoveOf } from '../model/trust.js';
 
 const AUTHENTICATED: readonly string[] = ['v3 authNoPriv', 'v3 authPriv'];
 
 export const PENDING_MOVE_NOTE = 'address move pending';
 export const COUNTER_NOTE = 'page counter went down';
 
-/** The record's known identity, besides mac_address (raw_data, written at trusted readings). */
-interface KnownIdentity {
-  neighbour_mac?: string;
-  snmp_engine_id?: string;
-}
-
-function known(d: Device): KnownIdentity {
-  const r = d.raw_data ?? {};
-  return {
-    neighbour_mac: typeof r.neighbour_mac === 'string' ? r.neighbour_mac : undefined,
-    snmp_engine_id: typeof r.snmp_engine_id === 'string' ? r.snmp_engine_id : undefined,
-  };
-}
-
 const same = (a: string | undefined, b: string | undefined): Check => (!a || !b ? 'unknown' : a === b ? 'match' : 'differs');
 const word = (s: string | undefined) => s?.trim().toLowerCase() || undefined;
 
 export function checkFingerprint(d: Device, fp: Fingerprint): PendingMove['checks'] {
-  const k = known(d);
+  const k = knownIdentity(d);
   const printerMac = normalMac(d.mac_address);
   const ids = [same(word(d.model), word(fp.model)), same(word(d.manufacturer), word(fp.manufacturer))];
   return {
@@ -106,7 +56,7 @@ function sameFingerprint(a: Fingerprint, b: Fingerprint): boolean {
 function reasonOf(d: Device, fp: Fingerprint, checks: PendingMove['checks'], savedAnswers: boolean): string {
   const parts = [`a reply with this serial came from ${fp.ip}, not the saved address ${d.ip}`];
   if (savedAnswers) parts.push(`the saved address still answers with this serial (two live addresses claim one printer)`);
-  const k = known(d);
+  const k = knownIdentity(d);
   if (checks.neighbour_mac === 'differs') parts.push(`the box sees MAC ${fp.neighbour_mac} at ${fp.ip}, the printer's is ${k.neighbour_mac ?? normalMac(d.mac_address)}`);
   if (checks.reported_mac === 'differs') parts.push(`the reply reports MAC ${normalMac(fp.reported_mac)}, the printer's is ${normalMac(d.mac_address)}`);
   if (checks.engine_id === 'differs') parts.push(fp.engine_id ? `SNMPv3 engine ID ${fp.engine_id} differs from the printer's ${k.snmp_engine_id}` : `the printer answered SNMPv3 (engine ID ${k.snmp_engine_id}), this reply did not`);
@@ -147,16 +97,6 @@ export function judgeSighting(d: Device, fp: Fingerprint, now: number, savedAnsw
   };
 }
 
-export function pendingMoveOf(d: Device): PendingMove | undefined {
-  const p = d.raw_data?.pending_move;
-  return p && typeof p === 'object' && typeof (p as PendingMove).ip === 'string' ? (p as PendingMove) : undefined;
-}
-
-export function counterFlagOf(d: Device): CounterFlag | undefined {
-  const c = d.raw_data?.counter_flag;
-  return c && typeof c === 'object' && typeof (c as CounterFlag).page_count === 'number' ? (c as CounterFlag) : undefined;
-}
-
 /** The status lines that say a pending move or a flagged counter, first; the others after. */
 export function withTrustNotes(d: Device): Device {
   const others = (d.status_messages ?? []).filter((m) => !m.startsWith(PENDING_MOVE_NOTE) && !m.startsWith(COUNTER_NOTE));
@@ -168,14 +108,9 @@ export function withTrustNotes(d: Device): Device {
   return { ...d, status_messages: [...notes, ...others].slice(0, 32) };
 }
 
-/** `d` with a new raw_data, its notes updated. Keys set to undefined are removed. */
-export function withRawData(d: Device, change: Record<string, unknown>): Device {
-  const raw: Record<string, unknown> = { ...(d.raw_data ?? {}) };
-  for (const [k, v] of Object.entries(change)) {
-    if (v === undefined) delete raw[k];
-    else raw[k] = v;
-  }
-  return withTrustNotes({ ...d, raw_data: raw });
+/** `d` with its trust state changed (parts set to undefined are removed), its notes updated. */
+export function withTrustChange(d: Device, change: Partial<Record<keyof TrustState, unknown>>): Device {
+  return withTrustNotes(withTrust(d, change));
 }
 
 /**
@@ -184,18 +119,20 @@ export function withRawData(d: Device, change: Record<string, unknown>): Device 
  * the SNMPv3 engine) is remembered. A flagged page counter stays: it is about the printer's meter,
  * for a person to accept, wherever the printer is.
  */
-export function atNewAddress(d: Device, ip: string, learned: Record<string, unknown> = {}): Device {
+export function atNewAddress(d: Device, ip: string, learned: Partial<Record<keyof TrustState, unknown>> = {}): Device {
   const status_messages = (d.status_messages ?? []).filter((m) => !isPresenceLine(m));
   // The printer information carries a copy of the lines (markGone): the note about the move goes too.
   const stale = (m: string) => isPresenceLine(m) || m.startsWith(PENDING_MOVE_NOTE);
   const printer_info = d.printer_info ? { ...d.printer_info, status_messages: (Array.isArray(d.printer_info.status_messages) ? (d.printer_info.status_messages as string[]) : []).filter((m) => !stale(m)) } : d.printer_info;
-  return withRawData({ ...d, ip, status_messages, printer_info }, { pending_move: undefined, not_answering_since: undefined, mdns_goodbye_at: undefined, wsd_goodbye_at: undefined, ...learned });
+  const raw: Record<string, unknown> = { ...(d.raw_data ?? {}) };
+  for (const k of ['not_answering_since', 'mdns_goodbye_at', 'wsd_goodbye_at']) delete raw[k];
+  return withTrustChange({ ...d, ip, status_messages, printer_info, raw_data: raw }, { pending_move: undefined, ...learned });
 }
 
 /** What a trusted reading (at the record's own address, or a move made) teaches about the printer. */
 export function rememberIdentity(d: Device, fp: Pick<Fingerprint, 'neighbour_mac' | 'engine_id'>): Device {
-  const k = known(d);
+  const k = knownIdentity(d);
   const mac = normalMac(fp.neighbour_mac);
   if ((!mac || mac === k.neighbour_mac) && (!fp.engine_id || fp.engine_id === k.snmp_engine_id)) return d;
-  return withRawData(d, { ...(mac ? { neighbour_mac: mac } : {}), ...(fp.engine_id ? { snmp_engine_id: fp.engine_id } : {}) });
+  return withTrustChange(d, { ...(mac ? { neighbour_mac: mac } : {}), ...(fp.engine_id ? { snmp_engine_id: fp.engine_id } : {}) });
 }

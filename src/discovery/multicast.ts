@@ -2,10 +2,11 @@
 // sent to a multicast group from each of them. A query goes out of every interface on its own
 // socket bound to that interface's address (no default route is needed, and answers, sent unicast
 // to the query's source, come back on the socket that asked). TTL 1: a query never leaves the
-// box's own links (decisions.md: nothing beyond its own subnets).
+// box's own links (nothing beyond its own subnets: docs/decisions/0017-scan-scope.md).
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { networkInterfaces } from 'node:os';
 import type { Logger } from '../log/logger.js';
+import { errorText } from '../shared/error-text.js';
 
 /** The box's own non-loopback IPv4 addresses. */
 export function ownIPv4Addresses(): string[] {
@@ -56,7 +57,7 @@ export function queryEachInterface(o: {
           if (err) o.log.warn({ err: err.message, interface: address }, `${o.what}: not sent`);
         });
       } catch (err) {
-        o.log.warn({ err: (err as Error).message, interface: address }, `${o.what}: not sent`);
+        o.log.warn({ err: errorText(err), interface: address }, `${o.what}: not sent`);
       }
     });
   }

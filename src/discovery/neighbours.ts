@@ -7,8 +7,8 @@
 // about itself, this is what the box saw on the wire. It is still not proof: on a shared LAN a host
 // can take another's MAC (docs/api.md, "Spoofed printers").
 import { readFileSync } from 'node:fs';
-import { inAllowedRanges, localSubnets, type LocalSubnet } from '../snmp/ranges.js';
-import type { Observation } from './merge.js';
+import { inAllowedRanges, localSubnets, type LocalSubnet } from '../shared/ranges.js';
+import type { Observation } from '../model/observation.js';
 
 /** ATF_COM: the entry is complete (the kernel has the hardware address). */
 const ATF_COM = 0x2;
@@ -67,7 +67,7 @@ export function wireMac(ip: string, lookup: (ip: string) => string | undefined, 
 }
 
 /**
- * Issue 33: a printer on the box's own subnets that reported no MAC address of its own gets the
+ * A printer on the box's own subnets that reported no MAC address of its own gets the
  * one the box saw on the wire (a printer's own report wins; routed hosts get none). Changes `o`.
  */
 export function withNeighbourMac(o: Observation, lookup: (ip: string) => string | undefined, subnets?: readonly Pick<LocalSubnet, 'cidr'>[]): Observation {

@@ -10,16 +10,17 @@ import type { Snapshot } from '../model/device.js';
 import type { Reading } from '../store/devices.js';
 import { readHost, type HostReadResult } from '../snmp/scan.js';
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
-import { paced } from '../loop/pace.js';
+import { paced } from '../shared/pace.js';
 import type { DiscoveryContext } from './context.js';
 import { flagIfCounterDown } from './counter-check.js';
 import { markUnreachable, mergeObservation } from './merge.js';
-import { counterFlagOf, withRawData, type CounterFlag } from './move-check.js';
+import { counterFlagOf, pendingMoveOf, withTrustChange, type CounterFlag } from './move-check.js';
 import { findSamePrinter, readIppDevice } from './announced.js';
 import { credentialsOf, toObservation } from './snmp-observation.js';
 import { movedOf, type Sightings } from './sightings.js';
-import { ReadingsKeptError } from './store-readings.js';
+import { ReadingsKeptError } from '../store/store-readings.js';
 import { newRoundId } from '../model/round.js';
+import { errorText } from '../shared/error-text.js';
 
 /**
  * Readings a polling round writes per transaction. A round of 2,000 printers held every merged
@@ -27,7 +28,7 @@ import { newRoundId } from '../model/round.js';
  * in batches a round holds at most this many, and each batch is on the card (and its events out)
  * as soon as it is full, so a crash or power cut mid-round loses only the readings of the batch
  * being filled. The cost is one commit (an fsync and the B-trees' upper pages) a batch:
- * docs/performance.md, "A large site", has the flash-write figures per batch size.
+ * docs/performance.md, "Storage and card writes", has the flash-write figures per batch size.
  */
 export const ROUND_BATCH = 250;
 
@@ -119,7 +120,7 @@ export async function poll(ctx: DiscoveryContext, sightings: Sightings, serials:
           signal,
         });
       } catch (err) {
-        log.warn({ serial, ip: device.ip, err: (err as Error).message }, 'poll failed');
+        log.warn({ serial, ip: device.ip, err: errorText(err) }, 'poll failed');
       }
       // Cut short by stop(): the device did not fail, it was not heard out. Neither a snapshot
       // nor a "not answering" mark (a read that had completed is kept).
@@ -129,7 +130,7 @@ export async function poll(ctx: DiscoveryContext, sightings: Sightings, serials:
       }
       const parsed = host ? parsePrinter(host.values, device.ip, new Date(now)) : undefined;
       const observation = parsed ? toObservation(parsed, device.ip, now) : undefined;
-      if (!parsed && device.raw_data?.pending_move) {
+      if (!parsed && pendingMoveOf(device)) {
         // Silent where it is saved, and seen elsewhere before: this may be where it is now.
         const moved = await sightings.pollPendingAddress(device);
         if (moved) {
@@ -149,7 +150,7 @@ export async function poll(ctx: DiscoveryContext, sightings: Sightings, serials:
         continue;
       }
       let read = sightings.trusted(mergeObservation(device, observation), host!);
-      if (counterFlagOf(read)) read = withRawData(read, { counter_flag: undefined });
+      if (counterFlagOf(read)) read = withTrustChange(read, { counter_flag: undefined });
       push({ device: read, snapshot, existed: true, fromIp: device.ip });
     }
   };

@@ -1,4 +1,4 @@
-// TCP port probes of a range scan (issue 33): which of the printer ports (9100 raw/JetDirect, 631
+// TCP port probes of a range scan: which of the printer ports (9100 raw/JetDirect, 631
 // IPP, 515 LPD, 80 and 443 web) accept a connection, on exactly the addresses the scan reads by SNMP
 // and never any other. A probe only connects: once the handshake completes the connection is
 // reset (no FIN, no byte sent), so a raw port never sees a job, not even an empty one.
@@ -8,8 +8,8 @@
 // connections and the SNMP sockets).
 import net from 'node:net';
 import { setMaxListeners } from 'node:events';
-import { inAllowedRanges, parseIPv4 } from '../snmp/ranges.js';
-import type { Observation } from './merge.js';
+import { inAllowedRanges, parseIPv4 } from '../shared/ranges.js';
+import type { Observation } from '../model/observation.js';
 import { limiter } from './limiter.js';
 
 /** The reference agent's printer ports, in the order they are probed. */
@@ -23,7 +23,7 @@ export interface ProbeOptions {
   ports?: readonly number[];
   timeoutMs?: number;
   connections?: number;
-  /** decisions.md: nothing is sent outside these (empty: no restriction). */
+  /** Nothing is sent outside these (empty: no restriction; docs/decisions/0017-scan-scope.md). */
   allowedRanges?: readonly string[];
   signal?: AbortSignal;
   /** Called once per address when all its ports are probed. */

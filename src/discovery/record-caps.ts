@@ -20,6 +20,7 @@
 // that did not exist, whichever path (scan, announcement) read it.
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore } from '../store/devices.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface RecordLimits {
   maxUnsaved: number;
@@ -120,7 +121,7 @@ export class RecordCaps {
         if (devices.delete(serial)) evicted.push(serial);
       } catch (err) {
         // A card that refuses a delete refuses the insert too: the new record waits for its next reading.
-        log.warn({ serial, err: (err as Error).message }, 'unsaved printer record not deleted to make room; new record not stored');
+        log.warn({ serial, err: errorText(err) }, 'unsaved printer record not deleted to make room; new record not stored');
         return undefined;
       }
     }

@@ -5,9 +5,10 @@
 import type { Logger } from '../log/logger.js';
 import type { DeviceStore, Reading } from '../store/devices.js';
 import type { StorageGuard } from '../store/storage-guard.js';
-import type { DeviceChangeKind, EventBus } from '../events/bus.js';
+import type { EventBus } from '../events/bus.js';
+import type { DeviceChangeKind } from '../events/payloads.js';
 import type { Device } from '../model/device.js';
-import { storeReadings } from './store-readings.js';
+import { storeReadings } from '../store/store-readings.js';
 import type { RecordCaps } from './record-caps.js';
 
 export interface RecordWriterDeps {

@@ -3,14 +3,14 @@
 // 631 open and no SNMP answer read by IPP. A host that answers but shows nothing of a printer is
 // counted and said (the scan's `not_printers`), never stored. A reply that claims a known printer
 // from another address goes to the move check (sightings.ts), each saved address read once a scan.
-import type { DiscoveryUpdate } from '../events/bus.js';
+import type { DiscoveryUpdate } from '../events/payloads.js';
 import { scan, type HostReadResult } from '../snmp/scan.js';
 import { parsePrinter, readPlan } from '../snmp/parse/printer.js';
-import { releaseHeapMemory } from '../loop/release-memory.js';
+import { releaseHeapMemory } from '../shared/release-memory.js';
 import type { DiscoveryContext } from './context.js';
 import { limiter } from './limiter.js';
 import { mergeObservation } from './merge.js';
-import { counterFlagOf, withRawData } from './move-check.js';
+import { counterFlagOf, withTrustChange } from './move-check.js';
 import { wireMac, withNeighbourMac } from './neighbours.js';
 import { flagIfCounterDown } from './counter-check.js';
 import { findSamePrinter, readProbedIpp, SNMP_GRACE_MS } from './announced.js';
@@ -20,8 +20,9 @@ import { printerEvidence } from '../snmp/parse/evidence.js';
 import { credentialsOf, scanTargetMethods, toObservation, type DiscoveryMethod } from './snmp-observation.js';
 import type { Announcements } from './announcements.js';
 import type { Sightings } from './sightings.js';
-import { ReadingsKeptError } from './store-readings.js';
+import { ReadingsKeptError } from '../store/store-readings.js';
 import { newRoundId } from '../model/round.js';
+import { errorText } from '../shared/error-text.js';
 
 /** A scan's progress: what GET /discover returns and the events stream sends. */
 export type ScanState = DiscoveryUpdate;
@@ -162,7 +163,7 @@ export class ScanRun {
           // With probes, a host's record waits for its open ports (they are on the record).
           const ports = probes?.get(host.address);
           if (!ports) return recordHost(host);
-          hosts.recorded.set(host.address, ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: (err as Error).message }, 'storing a scanned printer failed')));
+          hosts.recorded.set(host.address, ports.then((open) => recordHost(host, open)).catch((err: unknown) => log.error({ ip: host.address, err: errorText(err) }, 'storing a scanned printer failed')));
         },
       });
       timeline?.finish();
@@ -188,7 +189,7 @@ export class ScanRun {
       }
     } catch (err) {
       state.state = 'failed';
-      state.error = (err as Error).message;
+      state.error = errorText(err);
       log.error({ scan_id: state.scan_id, err: state.error }, 'discovery failed');
     }
     releaseHeapMemory(); // a scan's garbage, as a polling round's
@@ -269,7 +270,7 @@ export class ScanRun {
             hosts.answered.add(address);
           }
         } catch (err) {
-          log.error({ ip: address, err: (err as Error).message }, 'storing a printer read by IPP failed');
+          log.error({ ip: address, err: errorText(err) }, 'storing a printer read by IPP failed');
         }
       }),
     );
@@ -318,13 +319,13 @@ export class ScanRun {
       let answers = round.answers.get(existing.serial);
       if (!answers) round.answers.set(existing.serial, (answers = round.run(() => this.sightings.savedAddressAnswers(existing))));
       const checked = answers.then((a) => round.run(() => this.sightings.fromSnmp(existing, host, observation, a)));
-      round.sightings.push(checked.catch((err) => log.error({ serial: existing.serial, ip: host.address, err: (err as Error).message }, 'checking a printer seen at another address failed')));
+      round.sightings.push(checked.catch((err) => log.error({ serial: existing.serial, ip: host.address, err: errorText(err) }, 'checking a printer seen at another address failed')));
       return existing.serial;
     }
     let device = this.sightings.trusted(mergeObservation(existing, observation), host);
     const snapshot = { serial: device.serial, ts: now, ...parsed.metrics };
     if (existing && flagIfCounterDown(this.ctx, device.serial, snapshot, host.address, now)) return device.serial;
-    if (counterFlagOf(device)) device = withRawData(device, { counter_flag: undefined });
+    if (counterFlagOf(device)) device = withTrustChange(device, { counter_flag: undefined });
     try {
       this.ctx.writer.store([{ device, snapshot, existed: Boolean(existing), round: round.id, ...(existing ? { fromIp: existing.ip } : {}) }], 'storing a scanned printer', () => (existing ? 'updated' : 'discovered'));
     } catch (err) {

@@ -1,5 +1,5 @@
 // Polling and automatic discovery on a schedule. A minute tick (node-cron, on the wall clock's
-// minutes) asks each DueTimes (loop/due-times.ts) whether its run is due: the next run is planned
+// minutes) asks each DueTimes (shared/due-times.ts) whether its run is due: the next run is planned
 // one interval after the previous one was due, so an interval of N minutes gives readings N minutes
 // apart whatever the timers' drift or a round's length. The current settings are read at each
 // tick, so a changed interval applies at once, and a round still running is never started twice
@@ -9,8 +9,9 @@ import cron from 'node-cron';
 import type { Logger } from '../log/logger.js';
 import type { SettingsStore } from '../settings/store.js';
 import type { DiscoveryService } from './service.js';
-import { releaseHeapMemory } from '../loop/release-memory.js';
-import { DueTimes } from '../loop/due-times.js';
+import { releaseHeapMemory } from '../shared/release-memory.js';
+import { DueTimes } from '../shared/due-times.js';
+import { errorText } from '../shared/error-text.js';
 
 export function startDiscoverySchedule(discovery: DiscoveryService, settings: SettingsStore, log: Logger, now: () => number): () => void {
   const polls = new DueTimes();
@@ -29,7 +30,7 @@ export function startDiscoverySchedule(discovery: DiscoveryService, settings: Se
         try {
           await runPollingRound(discovery, s.collection.interval_minutes, log, now);
         } catch (err) {
-          log.error({ err: (err as Error).message }, 'polling round failed');
+          log.error({ err: errorText(err) }, 'polling round failed');
         }
       }
     },

@@ -43,7 +43,7 @@ export interface DiscoveryOverview {
 export type { ScanState } from './scan-run.js';
 export { ROUND_BATCH } from './polling.js';
 export { CounterFlaggedError } from './counter-check.js';
-export { ReadingsKeptError } from './store-readings.js';
+export { ReadingsKeptError } from '../store/store-readings.js';
 
 export class DiscoveryService {
   private lastScanId = 0;

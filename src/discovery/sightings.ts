@@ -10,11 +10,12 @@ import type { HostReadResult } from '../snmp/scan.js';
 import { parsePrinter } from '../snmp/parse/printer.js';
 import type { DiscoveryContext } from './context.js';
 import { flagIfCounterDown } from './counter-check.js';
-import { mergeObservation, type Observation } from './merge.js';
-import { atNewAddress, judgeSighting, pendingMoveOf, rememberIdentity, withRawData, type Fingerprint } from './move-check.js';
+import { mergeObservation } from './merge.js';
+import type { Observation } from '../model/observation.js';
+import { atNewAddress, judgeSighting, pendingMoveOf, rememberIdentity, withTrustChange, type Fingerprint } from './move-check.js';
 import { readIppDevice, sameIppPrinter, withIppTarget, type AnnouncedRead } from './announced.js';
 import { toObservation } from './snmp-observation.js';
-import { ReadingsKeptError } from './store-readings.js';
+import { ReadingsKeptError } from '../store/store-readings.js';
 
 export class Sightings {
   constructor(private readonly ctx: DiscoveryContext) {}
@@ -119,7 +120,7 @@ export class Sightings {
       return undefined;
     }
     log.warn({ serial, saved_ip: current.ip, ip: fp.ip, checks: decision.pending.checks, via: fp.snmp }, `printer identity seen at another address: not stored, move pending (${decision.pending.reason})`);
-    this.ctx.writer.put(withRawData(current, { pending_move: decision.pending }), 'updated', 'noting a pending move');
+    this.ctx.writer.put(withTrustChange(current, { pending_move: decision.pending }), 'updated', 'noting a pending move');
     return undefined;
   }
 

@@ -2,9 +2,9 @@
 // parsed SNMP answer as an Observation (the record's key: the serial, else the MAC).
 import type { Settings } from '../settings/settings.js';
 import type { SnmpCredential } from '../snmp/client.js';
-import { localSubnetTargets, parseRangesText } from '../snmp/ranges.js';
+import { localSubnetTargets, parseRangesText } from '../shared/ranges.js';
 import type { parsePrinter } from '../snmp/parse/printer.js';
-import type { Observation } from './merge.js';
+import type { Observation } from '../model/observation.js';
 
 /** SNMP credentials from settings, in the order they are tried. */
 export function credentialsOf(s: Settings): SnmpCredential[] {
@@ -25,7 +25,8 @@ export type DiscoveryMethod = 'subnet_scan' | 'manual_range';
 export function scanTargetMethods(s: Settings): Map<string, DiscoveryMethod[]> {
   const targets = new Map<string, DiscoveryMethod[]>();
   const add = (a: string, m: DiscoveryMethod) => targets.set(a, [...(targets.get(a) ?? []), m]);
-  // Never beyond the box's own /24s (decisions.md): a wider subnet is scanned only around the box.
+  // Never beyond the box's own /24s (docs/decisions/0017-scan-scope.md): a wider subnet is scanned
+  // only around the box.
   if (s.discovery.subnet_scan) for (const a of localSubnetTargets(undefined, undefined, { clampPrefix: 24 })) add(a, 'subnet_scan');
   if (s.discovery.manual_ranges) for (const a of parseRangesText(s.discovery.ranges_text)) add(a, 'manual_range');
   return targets;

@@ -8,7 +8,7 @@
 // a flood made the searcher drop is in status().
 import type { RemoteInfo } from 'node:dgram';
 import type { Logger } from '../log/logger.js';
-import type { AnnouncedPrinter } from './mdns.js';
+import type { AnnouncedPrinter } from './announced-printer.js';
 import { queryEachInterface, type QueryRound } from './multicast.js';
 import { ipv4Host } from './wsd.js';
 import { SourceGuard, type GuardLimits, type GuardStatus } from './source-guard.js';

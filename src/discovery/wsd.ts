@@ -14,10 +14,11 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { randomUUID } from 'node:crypto';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { Logger } from '../log/logger.js';
-import { parseIPv4 } from '../snmp/ranges.js';
-import type { AnnouncedPrinter } from './mdns.js';
+import { parseIPv4 } from '../shared/ranges.js';
+import type { AnnouncedPrinter } from './announced-printer.js';
 import { ownIPv4Addresses, queryEachInterface, type QueryRound } from './multicast.js';
 import { SourceGuard, type GuardLimits, type GuardStatus } from './source-guard.js';
+import { errorText } from '../shared/error-text.js';
 
 export const WSD_GROUP = '239.255.255.250';
 export const WSD_PORT = 3702;
@@ -283,7 +284,7 @@ export class WsdListener {
         this.socket?.addMembership(WSD_GROUP, address);
         this.joined.add(address);
       } catch (err) {
-        this.opts.log.warn({ err: (err as Error).message, interface: address }, 'WS-Discovery: could not join the group');
+        this.opts.log.warn({ err: errorText(err), interface: address }, 'WS-Discovery: could not join the group');
       }
     }
   }

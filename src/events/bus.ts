@@ -1,22 +1,6 @@
-// In-process events for the SSE stream (decisions.md, Events).
+// In-process events for the SSE stream (docs/decisions/0013-event-stream.md).
 import { EventEmitter } from 'node:events';
-import type { LinkStatus } from '../server/status.js';
-import type { StorageStatus } from '../store/storage-guard.js';
-import type { UpdateProgress } from '../update/service.js';
-import type { AlertJson } from '../alerts/service.js';
-
-export interface DiscoveryUpdate {
-  scan_id: number;
-  state: 'running' | 'done' | 'failed';
-  scanned: number;
-  total: number;
-  found: number;
-  /** Hosts that answered (SNMP, open ports, IPP) and are not printers: not listed (GET /discover/status says why). */
-  not_printers?: number;
-  error?: string;
-}
-
-export type DeviceChangeKind = 'discovered' | 'updated' | 'saved' | 'hidden' | 'deleted' | 'metrics';
+import type { AlertJson, DeviceChangeKind, DiscoveryUpdate, JobProgress, LinkStatus, StorageStatus, UpdateProgress } from './payloads.js';
 
 export interface AgentEvents {
   discovery_update: DiscoveryUpdate;
@@ -28,20 +12,6 @@ export interface AgentEvents {
   job_progress: JobProgress;
   /** An alert opened, cleared or acknowledged (alerts/service.ts). */
   alert: AlertJson & { change: 'opened' | 'cleared' | 'acknowledged' };
-}
-
-/**
- * A background job's progress (`POST /devices/metrics/collect?async=true`), in the reference
- * agent's `job_progress` shape: the central server shows it to whoever pressed the button.
- */
-export interface JobProgress {
-  job_id: string;
-  job_type: 'metrics_collect';
-  status: 'running' | 'completed' | 'failed';
-  progress: number;
-  message: string;
-  error?: string;
-  result?: Record<string, unknown>;
 }
 
 export type EventName = keyof AgentEvents;

@@ -1,4 +1,4 @@
-// The order list (issue 59): every saved printer's supplies that are forecast to run out within
+// The order list: every saved printer's supplies that are forecast to run out within
 // Settings `order_list.within_days`, or are already below the low mark (Settings
 // `alerts.supply_below_percent`, the supply_low alert's threshold), soonest first. Served by
 // GET /api/supplies/order-list (JSON or CSV) and the UI's Order list view.
@@ -6,7 +6,7 @@
 // Each printer's forecast reads 90 days of its history (read.ts, about 4 ms): the list yields to
 // the event loop between printers, so 2,000 printers never hold it for seconds at once.
 import type { MetricsStore } from '../store/metrics.js';
-import { nextTurn } from '../loop/pace.js';
+import { nextTurn } from '../shared/pace.js';
 import { readForecast } from './read.js';
 
 

@@ -1,4 +1,4 @@
-// When each supply runs out, from its own level history (issue 36). Pure: readings in, forecasts
+// When each supply runs out, from its own level history. Pure: readings in, forecasts
 // out; api/routes/forecast.ts reads the history (store/metrics.ts `supplyHistory`).
 //
 // How (docs/api.md, GET /api/devices/forecast):

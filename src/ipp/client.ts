@@ -5,7 +5,7 @@
 // that is stored on the printer, so a forged peer could at worst lie about a printer's counters.
 import http from 'node:http';
 import https from 'node:https';
-import { inAllowedRanges, parseIPv4 } from '../snmp/ranges.js';
+import { inAllowedRanges, parseIPv4 } from '../shared/ranges.js';
 import { decodeIppResponse, getPrinterAttributesRequest, printerStateOf, type IppPrinterState } from './codec.js';
 
 /** A Get-Printer-Attributes reply is a few KiB; more than this is not one. */
@@ -22,7 +22,7 @@ export interface IppTarget {
 
 export interface IppReadOptions {
   timeoutMs: number;
-  /** decisions.md: nothing is sent outside these (empty: no restriction). */
+  /** Nothing is sent outside these (empty: no restriction; docs/decisions/0017-scan-scope.md). */
   allowedRanges?: readonly string[];
   signal?: AbortSignal;
 }

@@ -4,7 +4,7 @@
 // (docs/openapi.yaml, Device), stable for as long as the printer keeps its uuid (IPP Everywhere:
 // for its life).
 import { parseDeviceId } from '../snmp/parse/device-id.js';
-import type { Observation } from '../discovery/merge.js';
+import type { Observation } from '../model/observation.js';
 import type { IppPrinterState } from './codec.js';
 import { ippSupplies } from './supplies.js';
 
@@ -184,7 +184,7 @@ const union = (a: unknown, b: unknown) => {
 };
 
 /**
- * One printer that answered SNMP and IPP at once, as one observation (issue 33: listed once). The
+ * One printer that answered SNMP and IPP at once, as one observation (listed once). The
  * key is the SNMP serial, unless SNMP only gave a MAC key and IPP a real serial (serial, else
  * printer-uuid, else MAC). SNMP's fields win (its counters are the Printer MIB's own); IPP fills
  * what SNMP did not say; how it was seen is the union of both.

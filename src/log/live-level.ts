@@ -1,12 +1,17 @@
 // The log level follows the `log.level` setting (POST /settings, the server's managed settings):
 // pino checks the level at each call, so a change holds from the next line on, without a restart.
 import type { Logger } from './logger.js';
-import type { SettingsStore } from '../settings/store.js';
+
+/** Where the level comes from (the settings store): what it is now, and a call on each change. */
+export interface LevelSource {
+  get(): { log: { level: string } };
+  onChange(listener: (s: { log: { level: string } }) => void): () => void;
+}
 
 const VERBOSITY: Record<string, number> = { trace: 0, debug: 1, info: 2, warn: 3, error: 4, fatal: 5 };
 
 /** Applies the stored level now (it may differ from the config file's) and on every change. */
-export function followLogLevel(log: Logger, settings: SettingsStore): () => void {
+export function followLogLevel(log: Logger, settings: LevelSource): () => void {
   const apply = (level: string) => {
     const from = log.level;
     if (level === from) return;

@@ -16,7 +16,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { join } from 'node:path';
-import { syncDirectory } from '../store/atomic-file.js';
+import { syncDirectory } from '../shared/atomic-file.js';
 
 export const CURRENT = 'warnings.ndjson';
 export const PREVIOUS = 'warnings.1.ndjson';

@@ -6,17 +6,9 @@ import { pino, type Logger } from 'pino';
 import { Writable } from 'node:stream';
 import { fstatSync } from 'node:fs';
 import type { PersistentLog } from './persistent-log.js';
+import { parseLogLine, type LogRecord } from './log-record.js';
 
 export type { Logger };
-
-export interface LogRecord {
-  time: string;
-  level: string;
-  msg: string;
-  [key: string]: unknown;
-}
-
-const LEVEL_NAMES: Record<number, string> = { 10: 'trace', 20: 'debug', 30: 'info', 40: 'warn', 50: 'error', 60: 'fatal' };
 
 /** Keeps the last `capacity` log records. */
 export class LogRing extends Writable {
@@ -45,19 +37,6 @@ export class LogRing extends Writable {
   }
 }
 
-/** A line as pino writes it (numeric level, epoch ms) as a LogRecord (level name, RFC 3339 time). */
-export function parseLogLine(line: string): LogRecord | undefined {
-  if (!line) return undefined;
-  try {
-    const rec = JSON.parse(line);
-    rec.level = LEVEL_NAMES[rec.level] ?? String(rec.level);
-    rec.time = new Date(rec.time).toISOString();
-    return rec;
-  } catch {
-    // a line pino wrote is always JSON (and its time valid); anything else is not ours to keep
-    return undefined;
-  }
-}
 
 // syslog priorities (RFC 5424) of pino's levels: debug, info, warning, err, crit.
 const PRIORITY: Record<number, number> = { 10: 7, 20: 7, 30: 6, 40: 4, 50: 3, 60: 2 };

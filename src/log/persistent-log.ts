@@ -13,7 +13,8 @@
 // batch waits for the next timer (bounded), and the failure is reported once through onProblem.
 import { join } from 'node:path';
 import { LogFiles, type FileStats } from './log-files.js';
-import { parseLogLine, type LogRecord } from './logger.js';
+import { parseLogLine, type LogRecord } from './log-record.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface PersistentLogLimits {
   fileBytes: number;
@@ -100,7 +101,7 @@ export class PersistentLog {
       lines = this.files.readLines();
     } catch (err) {
       // An unreadable card must not stop the agent: it starts without the earlier records.
-      this.problem = err instanceof Error ? err.message : String(err);
+      this.problem = errorText(err);
     }
     for (const line of lines) {
       const rec = storedRecord(line);
@@ -148,7 +149,7 @@ export class PersistentLog {
       this.retryAfter = 0;
     } catch (err) {
       const first = this.problem === undefined;
-      this.problem = err instanceof Error ? err.message : String(err);
+      this.problem = errorText(err);
       this.retryAfter = this.now() + this.limits.flushDelayMs;
       this.arm();
       if (first && this.onProblem) {

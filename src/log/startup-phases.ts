@@ -1,5 +1,5 @@
 // The agent's start-up, phase by phase, as one log line once the first request has been answered
-// (issue 34: power-on to HTTPS). Times are milliseconds from the process's start (Node's
+// (power-on to HTTPS). Times are milliseconds from the process's start (Node's
 // performance clock starts with the process), so the line says where a slow start went: Node
 // itself, loading the agent's modules, the database, the certificate, listening, or the wait for
 // the first answer. Always on: one clock read per phase.

@@ -1,7 +1,7 @@
 // Every field of the device record, listed once. From this table come the contract's Device JSON
 // (API views and the upload to the central server), the device line of the NDJSON backup, and the
 // devices table's column list, row reader and upsert (store/device-rows.ts): a field added here
-// reaches all of them, and a field missing here reaches none (test/unit/device-fields.test.ts
+// reaches all of them, and a field missing here reaches none (test/unit/model/device-fields.test.ts
 // checks the table against the schema the migrations build; the check at the end of this file
 // against the Device interface is a build error when they differ).
 import type { Device } from './device.js';
@@ -21,8 +21,8 @@ export interface DeviceField<N extends string = string, K extends DeviceFieldKin
   /** The devices table's column, when it is not `name`. */
   column?: string;
   /**
-   * false: stored and backed up, but not part of the contract's Device (2.2). printer_info is
-   * served as a resource of its own (PrinterInfo, 2.4).
+   * false: stored, but not part of the contract's Device (2.2). printer_info is served as a
+   * resource of its own (PrinterInfo, 2.4); trust is shown inside raw_data.
    */
   inDevice?: false;
 }
@@ -53,14 +53,17 @@ export const DEVICE_RECORD = [
   ...opt('string', 'walk_filename'),
   ...opt('int', 'last_scan_id'),
   ...opt('array', 'locked_fields'),
+  // Not in the contract's Device nor in the backup's device line: both show it inside raw_data
+  // (model/trust.ts trustInRawData), as agents before the column did.
+  { name: 'trust', kind: 'object', inDevice: false } satisfies DeviceField<'trust', 'object'>,
   { name: 'printer_info', kind: 'object', inDevice: false } satisfies DeviceField<'printer_info', 'object'>,
 ] as const;
 
 /** Contract 2.2: the Device the API serves and the upload sends. */
 export const DEVICE_FIELDS: Fields = DEVICE_RECORD.filter((f: DeviceField) => f.inDevice !== false);
 
-/** The NDJSON backup's device line: the whole record, printer_info included. */
-export const DEVICE_BACKUP_FIELDS: Fields = DEVICE_RECORD;
+/** The NDJSON backup's device line: the whole record, printer_info included (trust inside raw_data). */
+export const DEVICE_BACKUP_FIELDS: Fields = DEVICE_RECORD.filter((f: DeviceField) => f.name !== 'trust');
 
 /** The column a field is stored in. */
 export const columnOf = (f: DeviceField): string => f.column ?? f.name;

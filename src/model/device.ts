@@ -1,4 +1,5 @@
 // The device record (contract 2.2) as the agent holds it: times as epoch ms.
+import type { TrustState } from './trust.js';
 
 export interface LockedField {
   field: string;
@@ -49,6 +50,11 @@ export interface Device {
   walk_filename?: string;
   last_scan_id?: number;
   locked_fields?: LockedField[];
+  /**
+   * Whether to believe the printer's readings (model/trust.ts): a pending move, a flagged counter,
+   * the identity trusted readings showed. Not a field of the contract's Device: shown in raw_data.
+   */
+  trust?: TrustState;
   /** Last PrinterInfo read from the device (contract 2.4), as served. */
   printer_info?: Record<string, unknown>;
 }
@@ -73,20 +79,3 @@ export interface Snapshot {
 
 export const TIERS = ['raw', 'hourly', 'daily', 'monthly'] as const;
 export type Tier = (typeof TIERS)[number];
-
-/** Fields a person sets (decisions.md): discovery fills one only while nobody has. */
-export const PERSON_FIELDS = ['asset_number', 'location', 'description'] as const;
-
-/**
- * `read` (a record a scan or poll merged from a copy taken before it read the printer) with what
- * a person decided since, as `current` holds it: saved, visible, the locked fields and their
- * values, and the person-set fields. A reading must never undo a change made while it was taken.
- */
-export function withPersonsChoices(read: Device, current: Device): Device {
-  const out: Device = { ...read, is_saved: current.is_saved, visible: current.visible, locked_fields: current.locked_fields };
-  const o = out as unknown as Record<string, unknown>;
-  const c = current as unknown as Record<string, unknown>;
-  for (const k of PERSON_FIELDS) if (c[k]) o[k] = c[k];
-  for (const { field } of current.locked_fields ?? []) o[field] = c[field];
-  return out;
-}

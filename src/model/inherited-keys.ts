@@ -2,9 +2,9 @@
 // carry the keys through which a plain object reaches its prototype or its constructor. JSON.parse
 // makes `"__proto__"` an own property, harmless by itself; the harm comes when code copies or
 // merges such a document into objects, or looks a rule up by one of its keys: `RULES.constructor`
-// is `Object`, and `next.constructor.entries = ...` replaces `Object.entries` for the whole process
-// (issue 32, item 7). Refusing these keys wherever JSON comes in, and looking rules up by own
-// property only (`ownValue`), closes both halves.
+// is `Object`, and `next.constructor.entries = ...` replaces `Object.entries` for the whole
+// process. Refusing these keys wherever JSON comes in, and looking rules up by own property only
+// (`ownValue`), closes both halves.
 
 /** Refused anywhere in a document: no setting, field or frame of the protocol has such a name. */
 export const INHERITED_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
@@ -81,7 +81,7 @@ export function ownValue<T>(table: Readonly<Record<string, T>>, key: string): T 
 // the box could no longer restore its own backup. Such a name is renamed, never dropped (the
 // reading is kept): `constructor` -> `supply_constructor`. The renamed name is refused by nothing
 // (the prefix makes it none of INHERITED_KEYS), so whatever the box writes, it restores
-// (test/unit/inherited-keys.test.ts checks this for every refused key).
+// (test/unit/model/inherited-keys.test.ts checks this for every refused key).
 
 /** What a renamed name is prefixed with, by the kind of name it is. */
 export type NameKind = 'supply' | 'tray' | 'txt' | 'key';

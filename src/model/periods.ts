@@ -5,7 +5,7 @@
 // midnight (a few zones move their clocks at 00:00) it starts at the first local time that exists
 // (billing-time.ts zonedInstant). So a day is 23, 24 or 25 hours long around a DST change, and a
 // week or month likewise an hour shorter or longer: the periods a person reads on a wall calendar.
-import { wallClock, zonedInstant } from '../billing/billing-time.js';
+import { wallClock, zonedInstant } from './billing-time.js';
 
 export const PERIOD_KINDS = ['day', 'week', 'month'] as const;
 export type PeriodKind = (typeof PERIOD_KINDS)[number];

@@ -1,5 +1,6 @@
-// One serializer per resource type, driven by a declared field list (decisions.md, JSON):
-// optional fields are omitted when empty or zero; required fields are always present.
+// One serializer per resource type, driven by a declared field list
+// (docs/decisions/0003-json-bodies.md): optional fields are omitted when empty or zero; required
+// fields are always present.
 import { formatTime } from './time.js';
 
 export type FieldKind = 'string' | 'int' | 'bool' | 'array' | 'object' | 'time' | 'any';
@@ -92,10 +93,6 @@ export const PAPER_TRAY_FIELDS: Fields = [
   ...opt('int', 'level_percent'),
   ...opt('string', 'status'),
 ];
-
-// Contract 2.2: derived from the device record's one field table (device-fields.ts), which also
-// drives storage and the backup.
-export { DEVICE_FIELDS } from './device-fields.js';
 
 // Contract 2.3. Counters are omitted when zero.
 export const METRICS_COUNTERS = ['page_count', 'color_pages', 'mono_pages', 'scan_count'] as const;

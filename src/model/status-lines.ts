@@ -1,6 +1,6 @@
 // What a printer's status lines (status_messages: SNMP hrPrinterDetectedErrorState and prtAlertTable,
 // IPP printer-state-reasons, USB) say, by kind: one list of patterns for the box's alert rules
-// (alerts/rules.ts) and for the status fields the central server reads (server/pm-fields.ts).
+// (model/alert-rules.ts) and for the status fields the central server reads (server/pm-fields.ts).
 
 /** Conditions a person must come to the printer for, or that stop it. */
 export const STATUS_PATTERNS = {

@@ -1,8 +1,9 @@
 // Which tier serves which age of the meter history, and so how long each keeps its rows
-// (decisions.md, "Metric tiers"): history reads each tier inside its window (store/metrics.ts), and
-// retention deletes a tier's rows once they are past it (rollup/retention.ts). One policy, stated
-// once, so the two cannot disagree: a row deleted while still in its window would leave a hole in
-// history, a row kept past it would cost flash for nothing.
+// (docs/decisions/0005-metric-tiers.md): history reads each tier inside its window
+// (store/metrics.ts), and retention deletes a tier's rows once they are past it
+// (rollup/retention.ts). One policy, stated once, so the two cannot disagree: a row deleted while
+// still in its window would leave a hole in history, a row kept past it would cost flash for
+// nothing.
 import type { Tier } from './device.js';
 
 const DAY = 86_400_000;

@@ -1,4 +1,5 @@
-// Timestamps: stored as epoch milliseconds (UTC), emitted as RFC 3339 in UTC (decisions.md, Time).
+// Timestamps: stored as epoch milliseconds (UTC), emitted as RFC 3339 in UTC
+// (docs/decisions/0002-time.md).
 
 /** RFC 3339 in UTC with `Z`; fractional seconds only when non-zero, trailing zeros trimmed. */
 export function formatTime(ms: number): string {

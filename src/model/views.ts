@@ -6,14 +6,15 @@ import { DEVICE_FIELDS } from './device-fields.js';
 import { METRICS_FIELDS, PRINTER_INFO_FIELDS, SAVED_ENTRY_FIELDS, serialize } from './serialize.js';
 import { formatTime } from './time.js';
 import { storableKey } from './inherited-keys.js';
+import { trustInRawData } from './trust.js';
 
 export function deviceJson(d: Device): Record<string, unknown> {
-  return serialize(DEVICE_FIELDS, d as unknown as Record<string, unknown>);
+  return serialize(DEVICE_FIELDS, trustInRawData(d) as unknown as Record<string, unknown>);
 }
 
 // What printerInfoOf puts on top of the stored PrinterInfo, when the record has it.
 const INFO_IDENTITY = ['manufacturer', 'model', 'hostname', 'firmware', 'mac_address', 'location', 'web_ui_url', 'subnet_mask', 'gateway'] as const;
-type InfoSource = Pick<Device, 'printer_info' | 'ip' | 'serial' | 'last_seen' | (typeof INFO_IDENTITY)[number]> & Partial<Pick<Device, 'status_messages' | 'raw_data'>>;
+type InfoSource = Pick<Device, 'printer_info' | 'ip' | 'serial' | 'last_seen' | (typeof INFO_IDENTITY)[number]> & Partial<Pick<Device, 'status_messages' | 'raw_data' | 'trust'>>;
 
 /** The device's stored PrinterInfo with the record's own identity and person-set fields on top. */
 export function printerInfoOf(d: InfoSource, latest?: Snapshot): Record<string, unknown> {
@@ -37,7 +38,7 @@ function infoSource(d: Omit<InfoSource, 'last_seen'>): Record<string, unknown> {
   if (d.status_messages?.length) info.status_messages = d.status_messages;
   const raw = d.raw_data ?? {};
   if (typeof raw.not_answering_since === 'string') info.not_answering_since = raw.not_answering_since;
-  const move = raw.pending_move as { ip?: unknown; reason?: unknown; seen_at?: unknown } | undefined;
+  const move = d.trust?.pending_move as { ip?: unknown; reason?: unknown; seen_at?: unknown } | undefined;
   if (move && typeof move.ip === 'string' && typeof move.reason === 'string' && typeof move.seen_at === 'string') info.pending_move = { ip: move.ip, reason: move.reason, seen_at: move.seen_at };
   return info;
 }
@@ -57,7 +58,7 @@ function integerLevels(levels: Record<string, unknown> | undefined): Record<stri
 // Contract 2.1's entry: serial, path, the PrinterInfo twice (printer_info and info), then fields
 // of the record. The PrinterInfo's JSON text is made once and written in both places.
 const ENTRY_RECORD_FIELDS = SAVED_ENTRY_FIELDS.slice(4);
-// Their names, for the types (test/unit/device-fields.test.ts checks the entry against the whole record).
+// Their names, for the types (test/unit/model/device-fields.test.ts checks the entry against the whole record).
 type EntryRecordField = 'asset_number' | 'location' | 'web_ui_url' | 'device_type' | 'source_type' | 'is_usb'
   | 'initial_page_count' | 'port_name' | 'driver_name' | 'is_default' | 'is_shared' | 'spooler_status';
 

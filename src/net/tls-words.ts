@@ -1,8 +1,9 @@
-// A TLS failure said in a person's words (issue 58): who (the central server, the mail server at
+// A TLS failure said in a person's words: who (the central server, the mail server at
 // host:port), what failed (a certificate not trusted: self-signed or from a CA this box does not
 // know; issued for another name; expired or not yet valid) and what to do. OpenSSL's own text
 // ("unable to get local issuer certificate", and Node's advice to run it with --use-system-ca)
 // means nothing to a technician and points at a fix that is not theirs to make.
+import { errorText } from '../shared/error-text.js';
 
 /** OpenSSL's verification codes (Node's err.code; nodemailer keeps it as err.originalCode). */
 const WHAT: Record<string, string> = {
@@ -47,7 +48,7 @@ export function tlsInWords(err: unknown, who: string, hostPort: string, fix: str
   if (!kind) return undefined;
   let what = WHAT[kind];
   // Which name the certificate is for, from Node's text ("... is not in the cert's list: DNS:x").
-  const list = kind === 'ERR_TLS_CERT_ALTNAME_INVALID' ? /cert's list: (.*)$/.exec((err as Error).message)?.[1] : undefined;
+  const list = kind === 'ERR_TLS_CERT_ALTNAME_INVALID' ? /cert's list: (.*)$/.exec(errorText(err))?.[1] : undefined;
   if (list) what += ` (${list})`;
   const todo = kind === 'ERR_TLS_CERT_ALTNAME_INVALID' ? 'use the name or address the certificate is for'
     : kind === 'CERT_HAS_EXPIRED' ? 'renew the certificate on that server'

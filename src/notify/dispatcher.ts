@@ -1,4 +1,4 @@
-// Alert notifications (issue 36): each alert opened (the bus's `alert` event) is written to the
+// Alert notifications: each alert opened (the bus's `alert` event) is written to the
 // outbox for every recipient its rules name, joining the message still collecting for that
 // recipient (settings `digest_minutes`); due messages are sent one at a time, by e-mail or webhook.
 // A failed attempt is retried with backoff (retry_first_ms doubling, at most an hour apart) until
@@ -9,12 +9,13 @@ import { hostname } from 'node:os';
 import type { EventBus } from '../events/bus.js';
 import type { Logger } from '../log/logger.js';
 import type { SettingsStore } from '../settings/store.js';
-import type { AlertJson } from '../alerts/service.js';
+import type { AlertJson } from '../events/payloads.js';
 import { type Channel, type OutboxRow, type PreparedMessage, OutboxStore } from './outbox.js';
-import { allRecipients, recipientsOf, type NotificationSettings } from './recipients.js';
+import { allRecipients, recipientsOf, type NotificationSettings } from '../settings/notifications.js';
 import { emailSubject, emailText, TEST_SUBJECT, TEST_TEXT, type QueuedAlert, type Speaker, type WebhookBody } from './message.js';
 import { sendEmail } from './email.js';
 import { postWebhook } from './webhook.js';
+import { errorText } from '../shared/error-text.js';
 
 /** The longest wait between two attempts at one message. */
 const MAX_BACKOFF_MS = 3_600_000;
@@ -97,7 +98,7 @@ export class NotificationDispatcher {
       for (const w of webhooks) this.deps.outbox.add('webhook', w, alert, now, digestMs);
     } catch (err) {
       // A card that takes no writes: the alert itself is in the alerts table and on the Alerts page.
-      this.deps.log.error({ alert: alert.id, err: (err as Error).message }, 'notification not queued: the outbox could not be written');
+      this.deps.log.error({ alert: alert.id, err: errorText(err) }, 'notification not queued: the outbox could not be written');
       return;
     }
     this.schedule();
@@ -122,7 +123,7 @@ export class NotificationDispatcher {
     try {
       next = this.deps.outbox.nextDue();
     } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message }, 'notifications: reading the outbox failed');
+      this.deps.log.warn({ err: errorText(err) }, 'notifications: reading the outbox failed');
     }
     // A held row stays due in the table: wait the full period rather than wake for it at once.
     const soonest = this.held.size ? Math.max(next ?? 0, this.deps.now() + MAX_SLEEP_MS) : next;
@@ -145,7 +146,7 @@ export class NotificationDispatcher {
         }
       }
     } catch (err) {
-      this.deps.log.warn({ err: (err as Error).message }, 'notifications: reading the outbox failed');
+      this.deps.log.warn({ err: errorText(err) }, 'notifications: reading the outbox failed');
     } finally {
       this.running = false;
       this.schedule();
@@ -159,7 +160,7 @@ export class NotificationDispatcher {
       if (row.message) await this.sendPrepared(row.target, row.message);
       else await this.send(row.channel, row.target, row.id, row.alerts);
     } catch (err) {
-      const reason = (err as Error).message || String(err);
+      const reason = errorText(err);
       if (this.stopped) return; // the database may be closing; the row is tried again at the next start
       const last = row.attempts + 1 >= this.deps.maxAttempts;
       const delay = Math.min(MAX_BACKOFF_MS, this.deps.retryFirstMs * 2 ** row.attempts);
@@ -180,7 +181,7 @@ export class NotificationDispatcher {
       this.held.delete(id);
     } catch (err) {
       this.held.set(id, holdUntil);
-      this.deps.log.error({ outbox_id: id, err: (err as Error).message }, 'notification attempt not recorded (the card takes no writes): the message is held in memory for this run');
+      this.deps.log.error({ outbox_id: id, err: errorText(err) }, 'notification attempt not recorded (the card takes no writes): the message is held in memory for this run');
     }
   }
 
@@ -200,7 +201,7 @@ export class NotificationDispatcher {
         alerts = this.deps.describe(alerts);
       } catch (err) {
         // The words queued with the alerts are said instead.
-        this.deps.log.warn({ err: (err as Error).message }, 'notifications: the alerts could not be described again; sent with the words they were queued with');
+        this.deps.log.warn({ err: errorText(err) }, 'notifications: the alerts could not be described again; sent with the words they were queued with');
       }
     }
     if (channel === 'email') {
@@ -238,7 +239,7 @@ export class NotificationDispatcher {
           this.deps.log.info({ channel, target: t }, 'test notification delivered');
           return { channel, target: t, ok: true };
         } catch (err) {
-          const error = (err as Error).message || String(err);
+          const error = errorText(err);
           this.deps.log.warn({ channel, target: t, err: error }, 'test notification not delivered');
           return { channel, target: t, ok: false, error };
         }

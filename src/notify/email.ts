@@ -4,7 +4,7 @@
 // few, and a message never waits on a pooled connection a dead server left half open.
 import nodemailer from 'nodemailer';
 import { trustedCas } from '../net/ca-pem.js';
-import type { NotificationSettings } from './recipients.js';
+import type { NotificationSettings } from '../settings/notifications.js';
 import { tlsInWords } from '../net/tls-words.js';
 
 /** What a mail server's certificate failure tells a person to do. */

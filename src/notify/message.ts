@@ -3,7 +3,7 @@
 // alerts' own (alerts/words.ts: "Cyan ink will run out around 3 Dec"), grouped by printer, one line
 // per supply (its worst state), with the printer's model, location and address, a link to its page
 // on the box, and times in the box's time zone.
-import type { AlertJson } from '../alerts/service.js';
+import type { AlertJson } from '../events/payloads.js';
 import { localTime, printerLabel, worstPerSupply, type AlertWords, type DescribedAlert } from '../alerts/words.js';
 import { parseTime } from '../model/time.js';
 

@@ -1,4 +1,4 @@
-// The weekly order-list e-mail (issue 59, Settings `order_list.email_*`): on the weekday at the
+// The weekly order-list e-mail (Settings `order_list.email_*`): on the weekday at the
 // time, read in the billing time zone (`billing.time_zone`, the site's civil time: the box's clock
 // is UTC), the order list (forecast/order-list.ts) goes through the notification outbox to the
 // recipients who take supply alerts, so a mail server that is down is retried like an alert.
@@ -21,11 +21,12 @@ import { orderList } from '../forecast/order-list.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
 import type { Logger } from '../log/logger.js';
-import { parseTimeOfDay, wallClock, zonedInstant } from '../billing/billing-time.js';
-import { csvText } from '../api/csv.js';
-import { CSV_HEADER, csvRow, orderListFileName } from '../api/routes/order-list.js';
+import { parseTimeOfDay, wallClock, zonedInstant } from '../model/billing-time.js';
+import { csvText } from '../shared/csv-file.js';
+import { CSV_HEADER, csvRow, orderListFileName } from '../forecast/order-list-csv.js';
 import type { PreparedMessage } from './outbox.js';
-import type { NotificationSettings } from './recipients.js';
+import type { NotificationSettings } from '../settings/notifications.js';
+import { errorText } from '../shared/error-text.js';
 
 const DAY = 86_400_000;
 /** How long after its due time a week's list is still sent (a box that was off then): the weekday. */
@@ -170,7 +171,7 @@ export function startOrderListMail(deps: {
     now: deps.now,
     log: deps.log,
   });
-  const tick = () => mail.check().catch((err: unknown) => deps.log.error({ err: (err as Error).message }, 'order list e-mail failed'));
+  const tick = () => mail.check().catch((err: unknown) => deps.log.error({ err: errorText(err) }, 'order list e-mail failed'));
   const task = cron.schedule('* * * * *', tick, { name: 'printbox-order-list-mail', noOverlap: true });
   void tick();
   return () => void task.stop();

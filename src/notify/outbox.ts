@@ -1,8 +1,10 @@
 // The notification outbox (migration 12): one row per message to one recipient. Rows are written
 // before anything is sent, so a message outlives a restart (or a kill) and a mail server that is
-// down; the dispatcher (dispatcher.ts) sends due rows and records each attempt here.
+// down; the dispatcher (dispatcher.ts) sends due rows and records each attempt here. The table's
+// statements are store/notification-outbox.ts's.
 import type { DB } from '../store/db.js';
-import type { AlertJson } from '../alerts/service.js';
+import type { AlertJson } from '../events/payloads.js';
+import { OutboxRows, type OutboxRowText } from '../store/notification-outbox.js';
 import type { Attachment } from './email.js';
 
 /** A message made before it is queued (the weekly order list), sent as it is at every attempt. */
@@ -38,36 +40,21 @@ export const KEEP_FAILED = 200;
 /** Alerts one message carries at most; a digest that reaches it closes and the next alert starts another. */
 export const MAX_ALERTS_PER_MESSAGE = 200;
 
-type RawRow = Omit<OutboxRow, 'alerts' | 'message'> & { alerts: string; message: string | null };
+type RawRow = OutboxRowText;
 const rowOf = (r: RawRow | undefined): OutboxRow | undefined => {
   if (!r) return undefined;
   const { message, ...rest } = r;
-  return { ...rest, alerts: JSON.parse(r.alerts) as AlertJson[], ...(message ? { message: JSON.parse(message) as PreparedMessage } : {}) };
+  return {
+    ...(rest as Omit<OutboxRow, 'alerts' | 'message'> & { alerts: string }),
+    alerts: JSON.parse(r.alerts) as AlertJson[],
+    ...(message ? { message: JSON.parse(message) as PreparedMessage } : {}),
+  };
 };
 
 export class OutboxStore {
-  private readonly s;
-  constructor(private readonly db: DB) {
-    this.s = {
-      // The row still collecting for this recipient: pending, never tried, window still open.
-      collecting: db.prepare(
-        "SELECT * FROM notification_outbox WHERE channel = ? AND target = ? AND state = 'pending' AND attempts = 0 AND collect_until > ? AND message IS NULL ORDER BY id DESC LIMIT 1",
-      ),
-      insertMessage: db.prepare("INSERT INTO notification_outbox (channel, target, alerts, message, created_at, collect_until, next_attempt_at) VALUES (?, ?, '[]', ?, ?, ?, ?)"),
-      scheduledDone: db.prepare('SELECT 1 FROM scheduled_mail WHERE key = ?').pluck(),
-      markScheduled: db.prepare('INSERT INTO scheduled_mail (key, due_at, done_at, items, recipients) VALUES (?, ?, ?, ?, ?)'),
-      insert: db.prepare('INSERT INTO notification_outbox (channel, target, alerts, created_at, collect_until, next_attempt_at) VALUES (?, ?, ?, ?, ?, ?)'),
-      setAlerts: db.prepare('UPDATE notification_outbox SET alerts = ? WHERE id = ?'),
-      get: db.prepare('SELECT * FROM notification_outbox WHERE id = ?'),
-      due: db.prepare("SELECT * FROM notification_outbox WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at, id LIMIT ?"),
-      nextDue: db.prepare("SELECT min(next_attempt_at) FROM notification_outbox WHERE state = 'pending'").pluck(),
-      sent: db.prepare("UPDATE notification_outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, last_error = NULL WHERE id = ?"),
-      retry: db.prepare('UPDATE notification_outbox SET attempts = attempts + 1, next_attempt_at = ?, last_error = ? WHERE id = ?'),
-      failed: db.prepare("UPDATE notification_outbox SET state = 'failed', attempts = attempts + 1, last_error = ? WHERE id = ?"),
-      pruneState: db.prepare('DELETE FROM notification_outbox WHERE state = ? AND id NOT IN (SELECT id FROM notification_outbox WHERE state = ? ORDER BY id DESC LIMIT ?)'),
-      list: db.prepare('SELECT * FROM notification_outbox ORDER BY id DESC LIMIT ?'),
-      counts: db.prepare("SELECT count(*) FILTER (WHERE state = 'pending') AS pending, count(*) FILTER (WHERE state = 'sent') AS sent, count(*) FILTER (WHERE state = 'failed') AS failed FROM notification_outbox"),
-    };
+  private readonly rows: OutboxRows;
+  constructor(db: DB) {
+    this.rows = new OutboxRows(db);
   }
 
   /**
@@ -75,20 +62,19 @@ export class OutboxStore {
    * a new row that collects until `now + digestMs` (0: sent at once). Returns the row's id.
    */
   add(channel: Channel, target: string, alert: AlertJson, now: number, digestMs: number): number {
-    return this.db.transaction(() => {
-      const open = rowOf(this.s.collecting.get(channel, target, now) as RawRow | undefined);
+    return this.rows.transaction(() => {
+      const open = rowOf(this.rows.collecting(channel, target, now));
       if (open && open.alerts.length < MAX_ALERTS_PER_MESSAGE) {
-        if (!open.alerts.some((a) => a.id === alert.id)) this.s.setAlerts.run(JSON.stringify([...open.alerts, alert]), open.id);
+        if (!open.alerts.some((a) => a.id === alert.id)) this.rows.setAlerts(open.id, JSON.stringify([...open.alerts, alert]));
         return open.id;
       }
-      const until = now + digestMs;
-      return Number(this.s.insert.run(channel, target, JSON.stringify([alert]), now, until, until).lastInsertRowid);
-    })();
+      return this.rows.insert(channel, target, JSON.stringify([alert]), now, now + digestMs);
+    });
   }
 
   /** Whether the scheduled mail `key` (one week's order list) was made already. */
   scheduledDone(key: string): boolean {
-    return this.s.scheduledDone.get(key) !== undefined;
+    return this.rows.scheduledDone(key);
   }
 
   /**
@@ -97,49 +83,47 @@ export class OutboxStore {
    * already (a second check, another process).
    */
   addScheduled(key: string, dueAt: number, emails: string[], message: PreparedMessage | null, items: number, now: number): boolean {
-    return this.db.transaction(() => {
+    return this.rows.transaction(() => {
       if (this.scheduledDone(key)) return false;
       const to = message ? emails : [];
-      this.s.markScheduled.run(key, dueAt, now, items, to.length);
-      for (const e of to) this.s.insertMessage.run('email', e, JSON.stringify(message), now, now, now);
+      this.rows.markScheduled(key, dueAt, now, items, to.length);
+      for (const e of to) this.rows.insertMessage(e, JSON.stringify(message), now);
       return true;
-    }).immediate();
+    }, true);
   }
 
   get(id: number): OutboxRow | undefined {
-    return rowOf(this.s.get.get(id) as RawRow | undefined);
+    return rowOf(this.rows.get(id));
   }
 
   /** Pending rows whose time has come, oldest first. */
   due(now: number, limit = 20): OutboxRow[] {
-    return (this.s.due.all(now, limit) as RawRow[]).map((r) => rowOf(r)!);
+    return this.rows.due(now, limit).map((r) => rowOf(r)!);
   }
 
   /** When the next pending row is due (epoch ms), or undefined when none is pending. */
   nextDue(): number | undefined {
-    return (this.s.nextDue.get() as number | null) ?? undefined;
+    return this.rows.nextDue();
   }
 
   markSent(id: number, now: number): void {
-    this.s.sent.run(now, id);
-    this.s.pruneState.run('sent', 'sent', KEEP_SENT);
+    this.rows.markSent(id, now, KEEP_SENT);
   }
 
   markRetry(id: number, nextAttemptAt: number, error: string): void {
-    this.s.retry.run(nextAttemptAt, error.slice(0, 1000), id);
+    this.rows.markRetry(id, nextAttemptAt, error.slice(0, 1000));
   }
 
   markFailed(id: number, error: string): void {
-    this.s.failed.run(error.slice(0, 1000), id);
-    this.s.pruneState.run('failed', 'failed', KEEP_FAILED);
+    this.rows.markFailed(id, error.slice(0, 1000), KEEP_FAILED);
   }
 
   /** Newest first. */
   list(limit: number): OutboxRow[] {
-    return (this.s.list.all(limit) as RawRow[]).map((r) => rowOf(r)!);
+    return this.rows.list(limit).map((r) => rowOf(r)!);
   }
 
   counts(): { pending: number; sent: number; failed: number } {
-    return this.s.counts.get() as { pending: number; sent: number; failed: number };
+    return this.rows.counts();
   }
 }

@@ -10,18 +10,12 @@ import { createHmac } from 'node:crypto';
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
-import { nameIsThisBox, notAnotherHost, plainAddress } from '../net/own-targets.js';
+import { notAnotherHost } from '../net/own-targets.js';
+import { webhookHostProblem } from '../net/webhook-host.js';
 import { tlsInWords } from '../net/tls-words.js';
 
 const TIMEOUT_MS = 15_000;
-
-/** Why a webhook's host (a name or an IP literal) is this box or no other host at all, or undefined. */
-export function webhookHostProblem(host: string): string | undefined {
-  const h = host.replace(/^\[|\]$/g, '');
-  return isIP(plainAddress(h)) ? notAnotherHost(h) : nameIsThisBox(h);
-}
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 

@@ -13,6 +13,7 @@
 import { applySetCookies, printerCookieHeader, type JarEntry } from './cookie-jar.js';
 import type { PrinterWebTarget } from './target.js';
 import { printerRequest, readBounded } from './upstream.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface PrinterCredentials {
   username: string;
@@ -261,7 +262,7 @@ export class AutoLogin {
     try {
       await signIn(client, c);
     } catch (err) {
-      const error = err instanceof Error ? err.message : String(err);
+      const error = errorText(err);
       this.failed.set(serial, this.o.now() + AUTO_LOGIN_LIMITS.retryMs);
       this.o.onSignIn(serial, { ok: false, error });
       return undefined;

@@ -2,7 +2,7 @@
 // its web page is served at, and nothing else. Nothing in a request chooses the host or the port;
 // the path after /proxy/{serial} is only ever a path on that printer.
 import type { Device } from '../model/device.js';
-import { inAllowedRanges, parseIPv4 } from '../snmp/ranges.js';
+import { inAllowedRanges, parseIPv4 } from '../shared/ranges.js';
 import { notAnotherHost } from '../net/own-targets.js';
 
 export interface PrinterWebTarget {

@@ -1,12 +1,13 @@
-// printbox.toml on the boot partition (decisions.md, Provisioning): what a technician may set
-// from any laptop before the first boot. Parsed and checked as a whole: one bad value and nothing
-// of the file is applied, with a message naming the key.
+// printbox.toml on the boot partition (docs/decisions/0019-provisioning.md): what a technician may
+// set from any laptop before the first boot. Parsed and checked as a whole: one bad value and
+// nothing of the file is applied, with a message naming the key.
 import { parse as parseToml } from 'smol-toml';
 import { isIP } from 'node:net';
 import { mergeSettings, SettingsError, type Settings } from '../settings/settings.js';
 import { usernameProblem } from '../store/accounts.js';
 import { passwordProblem } from '../auth/passwords.js';
 import { ownValue } from '../model/inherited-keys.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface StaticIPv4 {
   /** a.b.c.d/n */
@@ -117,7 +118,7 @@ export function parseProvision(text: string, current: Settings): Provision {
   try {
     doc = parseToml(text) as Table;
   } catch (err) {
-    throw new ProvisionError(`not valid TOML: ${(err as Error).message.split('\n')[0]}`);
+    throw new ProvisionError(`not valid TOML: ${errorText(err).split('\n')[0]}`);
   }
   for (const k of Object.keys(doc)) if (!ownValue(KEYS, k)) throw new ProvisionError(`unknown section or key ${k}`);
   const out: Provision = { settings: {} };
@@ -145,7 +146,8 @@ export function parseProvision(text: string, current: Settings): Provision {
 
   const discovery = table(doc, 'discovery');
   const ranges = discovery && strList(discovery, 'discovery', 'ranges');
-  // Provisioned ranges replace the scan of the box's own subnets (decisions.md, Provisioning).
+  // Provisioned ranges replace the scan of the box's own subnets
+  // (docs/decisions/0019-provisioning.md).
   if (ranges?.length) out.settings.discovery = { subnet_scan: false, manual_ranges: true, ranges_text: ranges.join('\n') };
 
   const snmp = table(doc, 'snmp');

@@ -1,4 +1,4 @@
-// What the last provisioning run did with printbox.toml (issue 34), for the agent's GET /settings,
+// What the last provisioning run did with printbox.toml, for the agent's GET /settings,
 // the console banner and the boot-time check that skips Node when the file has not changed
 // (/usr/libexec/printbox/provision-unchanged). One small JSON file in the data directory, owned by
 // the agent's user: written by `printbox-agent provision` (and by that check, for "unchanged"),
@@ -6,7 +6,7 @@
 // partition applied while it runs). One key per line: the shell check reads it with sed.
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../store/atomic-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 
 export const PROVISION_STATE_FILE = 'provision-state.json';
 

@@ -5,9 +5,10 @@
 // before anything is written (systemFiles, which may refuse the file), then written.
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../store/atomic-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 import type { Provision } from './file.js';
 import { wifiFiles } from './wifi.js';
+import type { SystemFile } from './system-file.js';
 
 // 10- sorts before the image's 20-wired.network: networkd uses the first file that matches.
 export const NETWORK_FILE = 'systemd/network/10-printbox-provisioned.network';
@@ -35,14 +36,6 @@ function timeConf(servers: string[]): string {
 }
 
 /** A file under /etc as provisioning wants it: its text, or undefined for none. */
-export interface SystemFile {
-  rel: string;
-  text: string | undefined;
-  mode: number;
-  /** The service that must read it again when it changed. */
-  service: string;
-}
-
 /** Writes or removes the file; true when that changed it. */
 function put(etcDir: string, f: SystemFile): boolean {
   const file = join(etcDir, f.rel);

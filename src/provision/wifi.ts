@@ -11,7 +11,7 @@ import { pbkdf2Sync } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ProvisionError, type Wifi } from './file.js';
-import type { SystemFile } from './system-files.js';
+import type { SystemFile } from './system-file.js';
 
 export const WIFI_INTERFACE = 'wlan0';
 export const WPA_DIR = 'wpa_supplicant';

@@ -1,5 +1,5 @@
-// Retention (decisions.md, "Metric tiers"): rows past their tier's window (RETENTION_DAYS, the
-// windows history reads: model/tiers.ts) are deleted once rolled up; monthly rows are kept.
+// Retention (docs/decisions/0005-metric-tiers.md): rows past their tier's window (RETENTION_DAYS,
+// the windows history reads: model/tiers.ts) are deleted once rolled up; monthly rows are kept.
 //
 // A row is "older than N days" when ts <= now - N days: the tier windows are open at that end, so such
 // a row is no longer served from its tier. Deletion goes by whole UTC days (raw, hourly) and whole
@@ -15,11 +15,12 @@
 // bucket that accounts for it is written, whether or not the scheduled roll-up got there first
 // (late arrivals, a clock that jumped back), and a crash leaves either both or neither.
 import type { Database } from 'better-sqlite3';
-import { statSync } from 'node:fs';
 import { RETENTION_DAYS } from '../model/tiers.js';
 import { keyRange } from '../store/keys.js';
-import { DAY_MS, TIER_DEFS, dayStart, monthStart, withPassCache, ensureBucket, nextSourceTs, type AggTier } from './rollup.js';
-import { nextTurn } from '../loop/pace.js';
+import { withPassCache, ensureBucket, nextSourceTs } from './rollup.js';
+import { DAY_MS, TIER_DEFS, dayStart, monthStart, type AggTier } from '../store/tier-buckets.js';
+import { nextTurn } from '../shared/pace.js';
+import { checkpointPassive, countRange, deleteRange, maintainFile, walSize, WAL_TRUNCATE_BYTES } from '../store/metrics-retention.js';
 
 /** Rows deleted per transaction, about: some tens of ms on the box, so requests are not held up. */
 export const MAX_ROWS_PER_BATCH = 8000;
@@ -66,10 +67,7 @@ async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<R
     // days (months) older than the limit go.
     const days = source === 'raw' ? (opts.rawDays ?? RETENTION_DAYS.raw) : RETENTION_DAYS[source];
     const cutoffEnd = grain(now.getTime() - days * DAY_MS);
-    const range = keyRange(def.source, '@lo', '@hi');
-    const del = db.prepare(`DELETE FROM ${range}`);
-    const countRows = db.prepare(`SELECT count(*) FROM ${range}`).pluck();
-    const count = (lo: number, hi: number) => countRows.get({ lo, hi }) as number;
+    const count = (lo: number, hi: number) => countRange(db, def.source, lo, hi);
     for (;;) {
       const first = nextSourceTs(db, def, Number.MIN_SAFE_INTEGER);
       if (first === undefined || first >= cutoffEnd) break;
@@ -88,12 +86,12 @@ async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<R
       }
       // The day's checkpoint comes BEFORE the deletes (see maintainFile).
       if (maintain && !checkpointed) {
-        db.pragma('wal_checkpoint(PASSIVE)');
+        checkpointPassive(db);
         checkpointed = true;
       }
       db.transaction(() => {
         for (const b of buckets) ensureBucket(db, def, b);
-        res[source] += del.run({ lo: first, hi: end }).changes;
+        res[source] += deleteRange(db, def.source, first, end);
       })();
       res.batches++;
       await yieldFn();
@@ -105,61 +103,4 @@ async function prune(db: Database, now: Date, opts: RetentionOptions): Promise<R
   return res;
 }
 
-/**
- * Keeps the file from growing and the WAL short. Returns pages handed back to the file system.
- *
- * Free pages left by retention are reused by the next inserts, so at steady state the file stops
- * growing by itself (each day frees about what the next day needs); handing free pages back every
- * day would only make the file grow again, and each page incremental_vacuum moves is a write. So
- * incremental_vacuum runs only when the free list is large (over a quarter of the file and over
- * FREELIST_RESERVE_PAGES * 2: a device deleted, a long outage caught up) and trims it to a tenth.
- *
- * Checkpoints: wal_autocheckpoint is raised (see configureWal) so the WAL holds about a day of
- * polling rounds; a page that several rounds touch (the tail of a table or index) is then written to
- * the database file once per checkpoint instead of once per round or two (SQLite's default of 1000
- * pages is about two rounds for 500 devices). The daily checkpoint (PASSIVE: never waits for
- * readers) runs just BEFORE retention deletes, not after: in WAL mode every page a delete empties is
- * still written to the WAL, and the next day's inserts reuse those free pages. Left in the WAL, a
- * freed page's frame is superseded by its reuse, so the checkpoint writes that page once, with its
- * new rows, instead of once as garbage and again a day later (about 17 KiB per device per day for
- * 500 devices, docs/performance.md). If the WAL grew past WAL_TRUNCATE_BYTES (a catch-up after a
- * long outage) a TRUNCATE checkpoint gives the space back here. Truncating every time would cost a
- * file size change, i.e. extra file-system metadata writes, each time.
- */
-export const FREELIST_RESERVE_PAGES = 2048;
-export const WAL_TRUNCATE_BYTES = 64 * 1024 * 1024;
-
-export function maintainFile(db: Database): number {
-  let vacuumed = 0;
-  const free = db.pragma('freelist_count', { simple: true }) as number;
-  const autoVacuum = db.pragma('auto_vacuum', { simple: true }) as number;
-  const pages = db.pragma('page_count', { simple: true }) as number;
-  if (autoVacuum === 2 && free > FREELIST_RESERVE_PAGES * 2 && free * 4 > pages) {
-    const n = free - Math.max(FREELIST_RESERVE_PAGES, Math.floor(pages / 10));
-    // A power of two (at most n): the statement cache (store/db.ts) then holds a few texts, not
-    // one per pass; the rest goes at the next pass.
-    vacuumed = 2 ** Math.floor(Math.log2(n));
-    db.pragma(`incremental_vacuum(${vacuumed})`);
-  }
-  if (walSize(db) > WAL_TRUNCATE_BYTES) db.pragma('wal_checkpoint(TRUNCATE)');
-  return vacuumed;
-}
-
-function walSize(db: Database): number {
-  try {
-    return statSync(db.name + '-wal').size;
-  } catch {
-    return 0; // no WAL file
-  }
-}
-
-/**
- * WAL settings for the agent's connection: checkpoint about every 32 MiB of WAL (a few hours of
- * polls for 500 devices, a day or more for a few dozen) instead of SQLite's 1000 pages, and cap the
- * WAL file left after a checkpoint at 16 MiB (journal_size_limit) so a catch-up does not leave a
- * large file behind. Readers stay fast: the WAL index is in shared memory.
- */
-export function configureWal(db: Database): void {
-  db.pragma('wal_autocheckpoint = 8192');
-  db.pragma(`journal_size_limit = ${16 * 1024 * 1024}`);
-}
+export { configureWal, FREELIST_RESERVE_PAGES, maintainFile, WAL_TRUNCATE_BYTES } from '../store/metrics-retention.js';

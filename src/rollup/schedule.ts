@@ -11,7 +11,8 @@ import cron from 'node-cron';
 import type { Database } from 'better-sqlite3';
 import { rollupOnce, type RollupResult } from './rollup.js';
 import { applyRetention, configureWal, type RetentionResult } from './retention.js';
-import { nextTurn } from '../loop/pace.js';
+import { nextTurn } from '../shared/pace.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface RollupLogger {
   info(obj: object, msg?: string): void;
@@ -80,7 +81,7 @@ export function startRollupSchedule(db: Database, log: RollupLogger, cronExpr: s
         (err: unknown) =>
           isAbort(err, stopping.signal)
             ? log.info({ reason, ms: Date.now() - t0 }, 'rollup pass stopped between batches (the next pass carries on)')
-            : log.error({ reason, err: err instanceof Error ? err.message : String(err) }, 'rollup pass failed'),
+            : log.error({ reason, err: errorText(err) }, 'rollup pass failed'),
       )
       .finally(() => {
         running = undefined;

@@ -5,11 +5,11 @@
 // is back (an HTTP heartbeat went through) and asks for a redial at once (redialNow). Frames are
 // the protocol's envelope `{type, data, timestamp}`.
 // `ws` is loaded on the first connection, not at start-up: a box without a server URL (local or
-// password mode) never needs it, and once loaded it stays (about 0.5-1 MiB of RSS, issue 22).
+// password mode) never needs it, and once loaded it stays (about 0.5-1 MiB of RSS).
 import type WebSocket from 'ws';
 import type { Logger } from '../log/logger.js';
-import { Backoff } from './backoff.js';
-import type { TrustedCas } from './http-client.js';
+import { Backoff } from '../shared/backoff.js';
+import type { TrustedCas } from '../net/http-client.js';
 import { inheritedKeyProblem } from '../model/inherited-keys.js';
 
 export interface Envelope {

@@ -7,9 +7,9 @@
 // answers, is docs/architecture.md's ("Commands").
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.js';
-import type { DiscoveryService } from '../discovery/service.js';
 import { toServerProgress, updateFailed } from './update-progress.js';
-import type { UpdateProgress } from '../update/service.js';
+import type { UpdateProgress } from '../events/payloads.js';
+import { errorText } from '../shared/error-text.js';
 
 /** What the server's update commands call (update/service.ts). */
 export interface UpdateCommands {
@@ -18,10 +18,34 @@ export interface UpdateCommands {
   cancel(): Record<string, unknown>;
 }
 
-export interface CommandDeps {
-  discovery: Pick<DiscoveryService, 'start' | 'collect' | 'collectSaved'>;
-  /** The update service, once it exists (undefined: none in this process). */
+/** What the server's `discover` and `collect` commands call (discovery/service.ts). */
+export interface ScanCommands {
+  /** Starts a scan, or reports the one running. */
+  start(): { alreadyRunning: boolean; state: { scan_id: number } };
+  /** Reads one saved printer now: its snapshot, or undefined when none was read. */
+  collect(serial: string): Promise<object | undefined>;
+  /** Reads every saved printer now: the snapshots read. */
+  collectSaved(): Promise<object[]>;
+}
+
+/**
+ * The commands the server link runs for the server, handed to it at construction by the
+ * composition root (commands/serve.ts): the link knows these operations, not the services behind them.
+ */
+export interface LinkCommands {
+  discovery: ScanCommands;
+  /** The update service (undefined: none in this process). Asked at each command: it is made after the link. */
   updates(): UpdateCommands | undefined;
+  /**
+   * The agent's own shutdown (as SIGTERM), after which systemd starts it again. Absent where nothing
+   * would (the `restart` command is then answered as refused).
+   */
+  restart?: (reason: string) => void;
+}
+
+export interface CommandDeps {
+  discovery: ScanCommands;
+  updates: LinkCommands['updates'];
   /** Tells the server the box is going away, then ends the process as SIGTERM does; undefined where nothing can restart it. */
   restart: ((reason: string) => void) | undefined;
   /** Sends a frame to the server (false when the channel is down). */
@@ -94,7 +118,7 @@ export class ServerCommands {
       if (!handler) throw new CommandError(`unknown command ${printable(data.command)}: this box handles ${this.names.join(', ')}`);
       await handler(data, job);
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = errorText(err);
       this.d.log.warn({ command: jobType, err: reason }, 'server command failed');
       this.d.send('job_progress', { job_id: jobId, job_type: jobType, status: 'failed', progress: 0, message: `${jobType} failed`, error: reason });
     }
@@ -108,7 +132,7 @@ export class ServerCommands {
       await call(u);
       this.d.log.info({ command: name }, 'server command done');
     } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err);
+      const reason = errorText(err);
       this.d.log.warn({ command: name, err: reason }, 'server command failed');
       this.d.send('update_progress', updateFailed(name === 'cancel_update' ? `Cannot cancel: ${reason}` : reason));
     }

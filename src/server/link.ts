@@ -10,26 +10,26 @@ import type { SettingsStore } from '../settings/store.js';
 import { SettingsError } from '../settings/settings.js';
 import type { DeviceStore } from '../store/devices.js';
 import type { MetricsStore } from '../store/metrics.js';
-import type { DiscoveryService } from '../discovery/service.js';
 import type { DB } from '../store/db.js';
 import type { Handler } from '../api/app.js';
-import { versionInfo } from '../version.js';
-import { ServerClient, ServerHttpError, type TrustedCas } from './http-client.js';
+import { versionInfo } from '../shared/version.js';
+import { ServerClient, ServerHttpError, type TrustedCas } from '../net/http-client.js';
 import { trustedCas } from '../net/ca-pem.js';
-import { LinkStore } from './link-store.js';
+import { LinkStore } from '../store/server-link.js';
 import { Uploader } from './uploader.js';
 import { ServerChannel, type Envelope } from './channel.js';
 import { ChannelRequests } from './channel-requests.js';
-import { Backoff, OncePer } from './backoff.js';
-import type { LinkState, LinkStatus } from './status.js';
+import { Backoff, OncePer } from '../shared/backoff.js';
+import type { LinkState, LinkStatus } from '../events/payloads.js';
 import type { UpdateSource } from '../update/service.js';
 import { askingFor } from '../update/source.js';
 import { parseOffer } from '../update/manifest.js';
 import { mapManagedSettings } from './managed-settings.js';
 import { inheritedKeyProblem } from '../model/inherited-keys.js';
-import { ServerCommands, type UpdateCommands } from './commands.js';
-import type { UpdateProgress } from '../update/service.js';
+import { ServerCommands, type UpdateCommands, type LinkCommands } from './commands.js';
+import type { UpdateProgress } from '../events/payloads.js';
 import { parseCredentials, type PrinterCredentials } from '../printer-web/auto-login.js';
+import { errorText } from '../shared/error-text.js';
 
 export const PROTOCOL_VERSION = '1';
 
@@ -39,7 +39,8 @@ export interface LinkOptions {
   settings: SettingsStore;
   devices: DeviceStore;
   metrics: MetricsStore;
-  discovery: DiscoveryService;
+  /** What the server's commands run: a scan, a read, the update service, a restart. */
+  commands: LinkCommands;
   events: EventBus;
   log: Logger;
   handler: Handler;
@@ -50,11 +51,6 @@ export interface LinkOptions {
   heartbeatMs?: number;
   /** Open alerts sent with each heartbeat (alerts/service.ts), newest first and bounded; the reference server ignores fields it does not know. */
   openAlerts?: () => { alerts: unknown[]; open: number };
-  /**
-   * The server's `restart` command: the agent's own shutdown (as SIGTERM), after which systemd
-   * starts it again. Absent where nothing would (the command is then answered as refused).
-   */
-  restart?: (reason: string) => void;
 }
 
 const HEARTBEAT_MS = 60_000;
@@ -127,10 +123,10 @@ export class ServerLink {
       send: (type, data) => this.channel.send(type, data),
       buffered: () => this.channel.buffered,
     });
-    const restart = o.restart;
+    const restart = o.commands.restart;
     this.commands = new ServerCommands({
-      discovery: o.discovery,
-      updates: () => this.updates,
+      discovery: o.commands.discovery,
+      updates: o.commands.updates,
       // The server shows the agent's status from its heartbeats: it reads `restarting` until the
       // new process's first heartbeat; the channel's close (flushed first) says it went away.
       restart: restart && ((reason) => {
@@ -302,9 +298,6 @@ export class ServerLink {
     return parseCredentials(r.json);
   }
 
-  /** The box's update service, for the server's update commands; set once it exists. */
-  updates: UpdateCommands | undefined;
-
   private session(): { client: ServerClient; token: string; agentId: string } | undefined {
     const s = this.store.get();
     return this.client && s.agent_token ? { client: this.client, token: s.agent_token, agentId: s.agent_id } : undefined;
@@ -332,7 +325,7 @@ export class ServerLink {
       },
       (err: unknown) => {
         if (!current()) return;
-        const message = err instanceof Error ? err.message : String(err);
+        const message = errorText(err);
         const refused = err instanceof ServerHttpError && (err.status === 401 || err.status === 403);
         this.state = refused ? 'rejected' : 'registering';
         this.lastError = refused ? `registration refused: ${message}` : `registration failed: ${message}`;
@@ -427,7 +420,7 @@ export class ServerLink {
       const a = this.o.openAlerts?.();
       return a ? { alerts: a.alerts, alerts_open: a.open } : {};
     } catch (err) {
-      this.o.log.warn({ err: (err as Error).message }, 'open alerts not read for the heartbeat');
+      this.o.log.warn({ err: errorText(err) }, 'open alerts not read for the heartbeat');
       return {};
     }
   }
@@ -459,7 +452,7 @@ export class ServerLink {
       if (news) void this.heartbeat();
     } catch (err) {
       if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) return this.tokenRefused(session.token);
-      this.lastError = `heartbeat failed: ${err instanceof Error ? err.message : String(err)}`;
+      this.lastError = `heartbeat failed: ${errorText(err)}`;
       if (!this.channel.connected) this.state = 'offline';
       this.changed();
     }
@@ -468,7 +461,7 @@ export class ServerLink {
   /**
    * A heartbeat went through: what waits for the server to be back (the channel's redial, a failed
    * upload's retry) goes now rather than at the end of its backoff, which may be minutes after an
-   * outage (issue 57: the channel came back 3.5 min after the server). Bounded by `serverBack`.
+   * outage (the channel came back 3.5 min after the server). Bounded by `serverBack`.
    */
   private serverAnswered(): void {
     const redial = this.channel.waiting;
@@ -575,7 +568,7 @@ function readCa(file: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new Error(`config key server.ca_file: cannot read ${file}: ${(err as Error).message}`);
+    throw new Error(`config key server.ca_file: cannot read ${file}: ${errorText(err)}`);
   }
 }
 

@@ -228,7 +228,7 @@ interface Candidate {
 }
 
 /**
- * PrintMaster's range syntax to the box's (snmp/ranges.ts): `a.b.c.x` is `a.b.c.*`, and a
+ * PrintMaster's range syntax to the box's (shared/ranges.ts): `a.b.c.x` is `a.b.c.*`, and a
  * shorthand end of two or three octets (`10.0.1.5-2.9`) is written out in full. Anything else
  * is left for the box's validation to judge.
  */

@@ -41,7 +41,7 @@ const DROPPED_REQUEST_HEADERS = new Set([
 ]);
 // Content-Length too: the frame carries the whole body, and the server sets its own length. It
 // copies the agent's headers onto its answer, then may change the body (PrintMaster adds its log
-// to a report): a stale length made it cut the answer off (issue 31). The reference agent's
+// to a report): a stale length made it cut the answer off. The reference agent's
 // frames carry no length either (its handlers' recorded headers).
 const DROPPED_RESPONSE_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'trailer', 'upgrade', 'content-length']);
 

@@ -5,7 +5,7 @@
 // `progress` is the reference's overall figure, -1 where there is none: downloading fills 0-50,
 // RAUC's check of the bundle 58, its install 60-80, the reboot 80 (the reference agent's own
 // split: download to 50, staging 58, applying 68, restarting 80).
-import type { UpdateProgress } from '../update/service.js';
+import type { UpdateProgress } from '../events/payloads.js';
 
 export type ServerUpdateStatus = 'idle' | 'checking' | 'downloading' | 'staging' | 'applying' | 'restarting' | 'failed' | 'cancelled';
 

@@ -17,10 +17,11 @@ import { deviceUpload, metricsUpload } from './pm-fields.js';
 import type { Device } from '../model/device.js';
 import { formatTime } from '../model/time.js';
 import { tierWindows } from '../model/tiers.js';
-import { ServerHttpError, type ServerClient } from './http-client.js';
-import type { LinkStore } from './link-store.js';
-import { Backoff } from './backoff.js';
+import { ServerHttpError, type ServerClient } from '../net/http-client.js';
+import type { LinkStore } from '../store/server-link.js';
+import { Backoff } from '../shared/backoff.js';
 import { readForecast } from '../forecast/read.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface UploaderOptions {
   store: LinkStore;
@@ -164,7 +165,7 @@ export class Uploader {
   }
 
   private failed(err: unknown, token: string): number {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = errorText(err);
     if (err instanceof ServerHttpError && (err.status === 401 || err.status === 403)) {
       this.o.onRejected(token);
     }
@@ -247,7 +248,7 @@ export class Uploader {
   }
 
   /**
-   * The Device JSON with a `forecast` field (issue 36; GET /api/devices/forecast's answer): the
+   * The Device JSON with a `forecast` field (GET /api/devices/forecast's answer): the
    * reference server keeps each device object whole (its raw_data), unknown fields included. A
    * forecast that cannot be read leaves the field out; the device still goes.
    *
@@ -269,7 +270,7 @@ export class Uploader {
       this.forecasts.set(d.serial, { at: now, json: JSON.stringify(forecast) });
       return { ...json, forecast };
     } catch (err) {
-      this.o.log.warn({ serial: d.serial, err: String(err) }, 'supply forecast not read for the upload');
+      this.o.log.warn({ serial: d.serial, err: errorText(err) }, 'supply forecast not read for the upload');
       return json;
     }
   }

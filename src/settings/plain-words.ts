@@ -1,4 +1,4 @@
-// A refused setting in a person's words (issue 58): the agent's 400 names the setting by its key
+// A refused setting in a person's words: the agent's 400 names the setting by its key
 // ("snmp.v3[0].auth_key must have at least 8 characters"), which API clients read and match on;
 // the web UI shows the same refusal as the Settings page names the field ("SNMPv3 user 1: the
 // authentication key needs at least 8 characters") and puts it next to that field. Both come

@@ -17,7 +17,7 @@ interface Binding {
 /**
  * Each secret the box sends somewhere, with what decides where it goes. The webhook secret is not
  * here: it only keys an HMAC and never leaves the box. The central server's agent token is not
- * either: it is kept per server URL (server/link-store.ts) and forgotten when the URL changes.
+ * either: it is kept per server URL (store/server-link.ts) and forgotten when the URL changes.
  */
 export const SECRET_DESTINATIONS: readonly Binding[] = [
   {

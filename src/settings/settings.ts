@@ -1,15 +1,15 @@
-// Runtime settings (contract 2.6 and decisions.md, Settings): the contract's `discovery` object
-// with its field names, and beside it SNMP credentials and the polling interval. Kept in the
+// Runtime settings (contract 2.6 and docs/decisions/0012-settings.md): the contract's `discovery`
+// object with its field names, and beside it SNMP credentials and the polling interval. Kept in the
 // database, changed by POST /settings (a partial body, all or nothing), applied live.
-import { validateCidrList, validateRangesText } from '../snmp/ranges.js';
+import { validateCidrList, validateRangesText } from '../shared/ranges.js';
 import type { LogLevel } from '../config/config.js';
 import { inheritedKeyProblem, ownValue } from '../model/inherited-keys.js';
 import { caPemProblem } from '../net/ca-pem.js';
 import { plainRefusal } from './plain-words.js';
-import { webhookHostProblem } from '../notify/webhook.js';
-import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../alerts/rules.js';
-import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from '../notify/recipients.js';
-import { isTimeZone, parseTimeOfDay } from '../billing/billing-time.js';
+import { webhookHostProblem } from '../net/webhook-host.js';
+import { ALERT_KINDS, DEFAULT_ALERT_RULES, type AlertRules } from '../model/alert-rules.js';
+import { DEFAULT_NOTIFICATIONS, type NotificationSettings, type RecipientRule } from './notifications.js';
+import { isTimeZone, parseTimeOfDay } from '../model/billing-time.js';
 
 export const WEEKDAYS = ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday'] as const;
 export type Weekday = (typeof WEEKDAYS)[number];
@@ -74,7 +74,7 @@ export interface Settings {
   update: {
     url: string;
   };
-  /** Alert rules (alerts/rules.ts): thresholds, and which printer states open an alert. */
+  /** Alert rules (model/alert-rules.ts): thresholds, and which printer states open an alert. */
   alerts: AlertRules;
   /** Where alerts are sent (notify/): e-mail over SMTP, signed webhooks, per-rule recipients, a digest. */
   notifications: NotificationSettings;
@@ -85,7 +85,7 @@ export interface Settings {
     day: number;
     /** "HH:MM", 24-hour, in `time_zone`. */
     time: string;
-    /** IANA name; the box's clock is UTC, the billing cycle is the site's (billing/billing-time.ts). */
+    /** IANA name; the box's clock is UTC, the billing cycle is the site's (model/billing-time.ts). */
     time_zone: string;
   };
   /** The order list (GET /api/supplies/order-list): supplies forecast to run out within `within_days`. */

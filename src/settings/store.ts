@@ -1,20 +1,20 @@
 // Settings persisted in the `settings` table as one JSON document, over defaults from the config
 // file. Listeners hear every change so schedules and scans use new values at once.
 import type { DB } from '../store/db.js';
+import { SettingsTable } from '../store/settings-table.js';
 import { defaultSettings, knownSettingsOnly, mergeSettings, type Settings, type SettingsDefaults } from './settings.js';
+import { errorText } from '../shared/error-text.js';
 
 const KEY = 'settings';
 
 export class SettingsStore {
   private current: Settings;
   private readonly listeners = new Set<(s: Settings) => void>();
-  private readonly save;
-  private readonly load;
+  private readonly table: SettingsTable;
   private readonly base: Settings;
 
   constructor(db: DB, defaults: SettingsDefaults, private readonly onBadStored?: (msg: string) => void) {
-    this.save = db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
-    this.load = db.prepare('SELECT value FROM settings WHERE key = ?');
+    this.table = new SettingsTable(db);
     this.base = defaultSettings(defaults);
     this.current = this.stored();
   }
@@ -22,17 +22,17 @@ export class SettingsStore {
   private stored(): Settings {
     const onBadStored = this.onBadStored;
     const base = this.base;
-    const row = this.load.get(KEY) as { value: string } | undefined;
+    const stored = this.table.get(KEY);
     let current = base;
-    if (row) {
+    if (stored !== undefined) {
       try {
-        const { known, unknown } = knownSettingsOnly(JSON.parse(row.value));
+        const { known, unknown } = knownSettingsOnly(JSON.parse(stored));
         if (unknown.length) onBadStored?.(`stored settings this agent does not know, ignored: ${unknown.join(', ')}`);
         current = mergeSettings(base, known);
       } catch (err) {
         // Stored by an older or newer agent with a field this one rejects: keep the defaults,
         // say so, and leave the stored row alone until someone saves.
-        onBadStored?.((err as Error).message);
+        onBadStored?.(errorText(err));
       }
     }
     return current;
@@ -62,7 +62,7 @@ export class SettingsStore {
   update(patch: unknown, check?: (current: Settings, next: Settings) => void): Settings {
     const next = mergeSettings(this.current, patch);
     check?.(this.current, next);
-    this.save.run(KEY, JSON.stringify(next));
+    this.table.set(KEY, JSON.stringify(next));
     this.current = next;
     for (const l of this.listeners) l(next);
     return next;

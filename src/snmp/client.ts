@@ -10,8 +10,9 @@
 // - Walks stop at the end of the subtree, at endOfMibView, at an OID that does not increase (a
 //   looping agent), at `maxOids`, and on error (what was read so far is kept).
 import { createRequire } from 'node:module';
-import { inAllowedRanges, parseIPv4 } from './ranges.js';
+import { inAllowedRanges, parseIPv4 } from '../shared/ranges.js';
 import { compareOids, fromVarbind, type OidValues, type SnmpValue } from './types.js';
+import type { SnmpSecurityLevel } from '../model/trust.js';
 
 // net-snmp ships no type declarations: the part used here is typed locally.
 interface NsVarbind {
@@ -50,8 +51,8 @@ const snmp = createRequire(import.meta.url)('net-snmp') as NetSnmp;
 
 export type SnmpVersion = 'v1' | 'v2c' | 'v3';
 
-/** What a reply can prove about who sent it (docs/api.md, "Spoofed printers"). */
-export type SecurityLevel = 'v1' | 'v2c' | 'v3 noAuthNoPriv' | 'v3 authNoPriv' | 'v3 authPriv';
+/** What a reply can prove about who sent it (docs/api.md, "Spoofed printers"); a pending move records it (model/trust.ts). */
+export type SecurityLevel = SnmpSecurityLevel;
 
 export type SnmpCredential = CommunityCredential | V3Credential;
 

@@ -10,11 +10,12 @@
 // are reported in `skipped`. Only the given targets are contacted: addresses read from a printer
 // (ARP, routes) are never followed.
 import { setMaxListeners } from 'node:events';
-import { inAllowedRanges, parseIPv4 } from './ranges.js';
+import { inAllowedRanges, parseIPv4 } from '../shared/ranges.js';
 import { IDENTITY_GET_OIDS, READ_GET_OIDS, WALK_ROOTS } from './oids.js';
 import { openSession, SnmpError, type SecurityLevel, type SessionOptions, type SnmpCredential, type SnmpSession } from './client.js';
 import type { OidValues } from './types.js';
-import { paced } from '../loop/pace.js';
+import { paced } from '../shared/pace.js';
+import { errorText } from '../shared/error-text.js';
 
 export const DEFAULT_SCAN_TIMEOUT_MS = 2000;
 export const DEFAULT_SCAN_CONCURRENCY = 64;
@@ -115,7 +116,7 @@ function defaultPlan(): ReadPlan {
 }
 
 function errText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
+  return errorText(e);
 }
 
 /**

@@ -2,7 +2,7 @@
 //
 // An OidValues map is keyed by the numeric OID without a leading dot ("1.3.6.1.2.1.1.1.0").
 // The client builds it from net-snmp varbinds with fromVarbind(); the tests build it from
-// snmpsim recordings (test/helpers/snmprec.ts). Both go through octetsToValue() for OCTET
+// snmpsim recordings (test/kit/snmprec.ts). Both go through octetsToValue() for OCTET
 // STRINGs, so a value looks the same whichever way it arrived.
 import { createRequire } from 'node:module';
 
@@ -129,7 +129,7 @@ function counter64(v: unknown): bigint | undefined {
   if (Buffer.isBuffer(v)) {
     // net-snmp hands over the raw octets whatever their length. Refuse what no Counter64 can be:
     // besides being wrong, converting a hostile 60 KB "Counter64" octet by octet is quadratic
-    // and held the event loop for ~180 ms per datagram (issue 21, test/snmp/hostile.test.ts).
+    // and held the event loop for ~180 ms per datagram (test/unit/snmp/hostile.test.ts).
     if (v.length > COUNTER64_MAX_OCTETS) return undefined;
     let n = 0n;
     for (const b of v) n = (n << 8n) | BigInt(b);

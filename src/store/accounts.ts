@@ -1,6 +1,7 @@
-// Local accounts for password mode (decisions.md, Auth) and the one-time setup code that lets the
-// first account be made. An account is an `admin` (everything) or a `viewer` (reads only: the gate
-// refuses its writes, auth/roles.ts); the box always keeps at least one admin.
+// Local accounts for password mode (docs/decisions/0015-auth-modes-and-sessions.md) and the
+// one-time setup code that lets the first account be made. An account is an `admin` (everything) or
+// a `viewer` (reads only: the gate refuses its writes, auth/roles.ts); the box always keeps at
+// least one admin.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { DB } from './db.js';
 

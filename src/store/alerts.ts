@@ -1,6 +1,6 @@
 // The alerts table (migration 11): alerts opened, cleared and acknowledged (alerts/service.ts).
 import type { DB } from './db.js';
-import type { AlertKind, AlertSeverity, Condition, OpenAlertKey } from '../alerts/rules.js';
+import type { AlertKind, AlertSeverity, Condition, OpenAlertKey } from '../model/alert-rules.js';
 
 export interface AlertRow {
   id: number;

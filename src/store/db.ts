@@ -141,7 +141,8 @@ function setUp(db: DB, file: string, opts: OpenOptions): void {
   // read-only card refuses.
   if (db.pragma('page_count', { simple: true }) === 0) pragma('auto_vacuum = INCREMENTAL');
   step(file, readonly, 'PRAGMA journal_mode = WAL', () => toWal(db));
-  // FULL: a committed transaction survives a power cut (decisions.md, Devices).
+  // FULL: a committed transaction survives a power cut
+  // (docs/decisions/0009-durable-writes-and-deletes.md).
   pragma('synchronous = FULL');
   pragma('foreign_keys = ON');
   pragma('temp_store = MEMORY');

@@ -4,7 +4,8 @@
 import { DEVICE_RECORD, columnOf, type DeviceField } from '../model/device-fields.js';
 import type { Device } from '../model/device.js';
 import { savedEntryParts } from '../model/views.js';
-import { versionInfo } from '../version.js';
+import { versionInfo } from '../shared/version.js';
+import { liftTrust } from '../model/trust.js';
 import { createHash } from 'node:crypto';
 
 type Row = Record<string, unknown>;
@@ -67,13 +68,16 @@ const others = FIELDS.filter((f) => f.name !== 'last_seen');
 const compile = (param: string, body: string[]) =>
   new Function(`return (${param}) => {\n ${body.join('\n ')}\n};`)();
 
-/**
- * The record of a devices row (a row of the devices query: `seen` is its last_seen). A row that
- * selected only some columns gives a record with only those fields.
- */
-export const fromRow: (row: Row) => Device = compile('row', [
+const recordOf: (row: Row) => Device = compile('row', [
   'const d = { last_seen: row.seen ?? row.last_seen };', 'let v;', ...others.map(readLine), 'return d;',
 ]);
+
+/**
+ * The record of a devices row (a row of the devices query: `seen` is its last_seen). A row that
+ * selected only some columns gives a record with only those fields. Trust state that a row still
+ * keeps in raw_data (one changed by hand since migration 21 moved the others) is read as trust.
+ */
+export const fromRow = (row: Row): Device => liftTrust(recordOf(row));
 
 const recordRow: (d: Device) => Row = compile('d', ['const row = {};', 'let v;', ...FIELDS.map(writeLine), 'return row;']);
 

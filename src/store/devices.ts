@@ -1,6 +1,7 @@
 // Device records in SQLite: one row per serial (columns and codecs: device-rows.ts).
 import type { DB } from './db.js';
-import { withPersonsChoices, type Device, type Snapshot } from '../model/device.js';
+import type { Device, Snapshot } from '../model/device.js';
+import { withPersonsChoices } from '../model/record-fold.js';
 import { MetricsStore, type MetricsStoreOptions } from './metrics.js';
 import { COLUMNS, LIST_MADE_BY, UPSERT_SQL, fromRow, toRow } from './device-rows.js';
 import { DEVICE_RECORD, columnOf, type DeviceField } from '../model/device-fields.js';
@@ -180,7 +181,7 @@ export class DeviceStore {
     const where = f.includeHidden ? [] : ['d.visible = 1'];
     const params: unknown[] = [];
     // A saved printer with a pending move is listed too: a person has to look at it.
-    if (!f.includeKnown) where.push("(d.is_saved = 0 OR CASE WHEN json_valid(d.raw_data) THEN json_extract(d.raw_data, '$.pending_move') END IS NOT NULL)");
+    if (!f.includeKnown) where.push("(d.is_saved = 0 OR CASE WHEN json_valid(d.trust) THEN json_extract(d.trust, '$.pending_move') END IS NOT NULL)");
     if (f.seenSince !== undefined) {
       where.push('seen >= ?');
       params.push(f.seenSince);
@@ -209,7 +210,8 @@ export class DeviceStore {
   delete(serial: string): boolean {
     return this.db.transaction(() => {
       this.metrics.deleteDevice(serial);
-      // decisions.md: a delete removes every row that refers to the device, its billing reads too.
+      // docs/decisions/0009-durable-writes-and-deletes.md: a delete removes every row that refers
+      // to the device, its billing reads too.
       this.db.prepare('DELETE FROM meter_reads WHERE serial = ?').run(serial);
       return this.db.prepare('DELETE FROM devices WHERE serial = ?').run(serial).changes > 0;
     })();

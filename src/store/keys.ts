@@ -1,4 +1,4 @@
-// How each metrics table is keyed, for flash wear (docs/performance.md, "Flash writes").
+// How each metrics table is keyed, for flash wear (docs/performance.md, "Flash writes and database size").
 //
 // An index ordered by (serial, ts) puts every device's newest row at the end of that device's own
 // key range, so a write of all devices dirties one index page per device. The tiers written for

@@ -1,4 +1,4 @@
-// Billing meter reads (issue 59, migration 17): one row per saved printer and billing period,
+// Billing meter reads (migration 17): one row per saved printer and billing period,
 // written by billing/schedule.ts, listed per period with the delta against the printer's previous
 // read (GET /api/billing/reads). Roll-ups and retention never touch this table.
 import type { Statement } from 'better-sqlite3';

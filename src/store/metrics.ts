@@ -33,7 +33,7 @@ export const AGGREGATE_COLUMNS: readonly string[] = [
   'toner_last', 'toner_avg', 'extra_max',
 ];
 
-/** What downsampling needs of a history row (decisions.md: x = position, y = page_count). */
+/** What downsampling needs of a history row (docs/decisions/0006-history-downsampling.md: x = position, y = page_count). */
 export interface HistoryPoint {
   tier: Tier;
   id: number;

@@ -221,7 +221,7 @@ export const migrations: Migration[] = [
     version: 8,
     description: 'the central server link; raw snapshot ids are never reused',
     up(db) {
-      // The upload cursor (server/link-store.ts) is a metrics_raw id: every row after it is sent.
+      // The upload cursor (store/server-link.ts) is a metrics_raw id: every row after it is sent.
       // Without AUTOINCREMENT SQLite hands out the largest id again once its row is deleted (a
       // device deleted, retention after a week without readings), and a new reading would land
       // behind the cursor and never be sent. The table is copied forward with its ids, indexes and
@@ -287,7 +287,7 @@ export const migrations: Migration[] = [
     },
   },
   {
-    // alerts/ (issue 36): one row per alert's life. At most one open row per (serial, kind, supply),
+    // alerts/: one row per alert's life. At most one open row per (serial, kind, supply),
     // by a partial unique index; listings read the open ones first, then history by opened_at.
     version: 11,
     description: 'alerts: supply, status, offline and counter alerts, open and cleared',
@@ -311,7 +311,7 @@ export const migrations: Migration[] = [
     },
   },
   {
-    // notify/ (issue 36): the outbox of alert notifications. A row is one message to one recipient
+    // notify/: the outbox of alert notifications. A row is one message to one recipient
     // (an e-mail address or a webhook URL); while `collect_until` has not passed, alerts opened for
     // the same recipient join it (the digest). It survives a restart and a mail server that is
     // down: pending rows are retried with backoff until delivered or `failed`.
@@ -385,7 +385,7 @@ export const migrations: Migration[] = [
     },
   },
   {
-    // Roles (issue 58): every account made before this was an administrator, and stays one.
+    // Roles: every account made before this was an administrator, and stays one.
     version: 16,
     description: "accounts.role: 'admin' or 'viewer'; existing accounts become admins",
     up(db) {
@@ -393,7 +393,7 @@ export const migrations: Migration[] = [
     },
   },
   {
-    // billing/ (issue 59): the meter reads a dealer bills from, one per saved printer and billing
+    // billing/: the meter reads a dealer bills from, one per saved printer and billing
     // period. A table of its own, not a tier: roll-ups and retention never read or thin it, so the
     // reads are kept for years (a few hundred bytes a printer a month). `source` says how the read
     // was made: `poll` (read at or after the billing time, within the billing day), `nearest` (the
@@ -432,7 +432,7 @@ export const migrations: Migration[] = [
   },
   {
     // The central server stamps every reading of an upload batch with the batch's one time, so two
-    // polls' readings in one batch became two rows per printer at one instant (issue 57). Each raw
+    // polls' readings in one batch became two rows per printer at one instant. Each raw
     // reading now keeps the round it was taken in (model/round.ts: its start time, epoch ms), and a
     // batch holds one round's (server/uploader.ts). Rows from before, and imports, have none (NULL):
     // for them a batch still never holds two readings of one printer. ADD COLUMN rewrites nothing.
@@ -443,7 +443,7 @@ export const migrations: Migration[] = [
     },
   },
   {
-    // The weekly order-list e-mail (issue 59, notify/order-list-mail.ts) goes through the outbox
+    // The weekly order-list e-mail (notify/order-list-mail.ts) goes through the outbox
     // like an alert digest, so it is retried and listed the same way; its row carries the message
     // made when it was due (subject, text, the CSV) rather than alerts. `scheduled_mail` says which
     // week's list was sent, in the same transaction as its outbox rows: never twice, even across a
@@ -461,6 +461,35 @@ export const migrations: Migration[] = [
           recipients INTEGER NOT NULL                      -- outbox rows written
         );
       `);
+    },
+  },
+  {
+    // Whether to believe a printer's readings (a pending move, a flagged page counter, the MAC and
+    // SNMPv3 engine trusted readings showed: model/trust.ts) becomes a column of its own, typed in
+    // the record, instead of keys inside raw_data. The API and the backup still show them inside
+    // raw_data. Stored records are moved over: the keys leave raw_data for the new column. A row
+    // whose raw_data is not a JSON object keeps it as it is (the record reads it as before).
+    version: 21,
+    description: 'devices.trust: the trust state (pending move, flagged counter, trusted identity), out of raw_data',
+    up(db) {
+      db.exec('ALTER TABLE devices ADD COLUMN trust TEXT'); // JSON object
+      const keys = ['pending_move', 'counter_flag', 'neighbour_mac', 'snmp_engine_id'];
+      const rows = db
+        .prepare(`SELECT serial, raw_data FROM devices WHERE json_valid(raw_data) AND json_type(raw_data) = 'object'
+          AND (${keys.map((k) => `json_type(raw_data, '$.${k}') IS NOT NULL`).join(' OR ')})`)
+        .all() as { serial: string; raw_data: string }[];
+      const write = db.prepare('UPDATE devices SET raw_data = ?, trust = ? WHERE serial = ?');
+      for (const row of rows) {
+        const raw = JSON.parse(row.raw_data) as Record<string, unknown>;
+        const trust: Record<string, unknown> = {};
+        for (const k of keys) {
+          if (k in raw) {
+            trust[k] = raw[k];
+            delete raw[k];
+          }
+        }
+        write.run(JSON.stringify(raw), JSON.stringify(trust), row.serial);
+      }
     },
   },
 ];

@@ -1,6 +1,6 @@
-// Backup and restore as NDJSON (decisions.md, docs/backup-format.md): one object a line, a header,
-// devices, metrics by tier, billing meter reads, and (version 2) a trailer with the record counts
-// and a checksum.
+// Backup and restore as NDJSON (docs/decisions/0011-ndjson-backup.md, docs/backup-format.md): one
+// object a line, a header, devices, metrics by tier, billing meter reads, and (version 2) a trailer
+// with the record counts and a checksum.
 // Import is one transaction: the first bad line rejects the whole file, naming the line, and a
 // version 2 file is only committed once its trailer has been read and checked.
 import { createHash } from 'node:crypto';
@@ -11,10 +11,12 @@ import { MetricsStore } from './metrics.js';
 import { MeterReadStore, READ_COUNTERS, READ_SOURCES, type MeterRead, type ReadSource } from './meter-reads.js';
 import { TIERS, type Device, type Tier } from '../model/device.js';
 import { DEVICE_BACKUP_FIELDS } from '../model/device-fields.js';
+import { liftTrust, trustInRawData } from '../model/trust.js';
 import { METRICS_COUNTERS, METRICS_EXTRA_COUNTERS, serialize, type Field } from '../model/serialize.js';
 import { formatTime, parseTime } from '../model/time.js';
 import { snapshotJson } from '../model/views.js';
 import { inheritedKeyProblem, withStorableKeys } from '../model/inherited-keys.js';
+import { errorText } from '../shared/error-text.js';
 
 export const FORMAT = 'printbox-ndjson';
 /** The version export writes. Import reads 1 (no trailer) and 2. */
@@ -34,7 +36,7 @@ export interface RecordCounts {
   device: number;
   metrics: Record<Tier, number>;
   /**
-   * Billing meter reads (issue 59). In the trailer only when there are some: a box without reads
+   * Billing meter reads. In the trailer only when there are some: a box without reads
    * writes the bytes it wrote before reads were backed up, which an older agent still imports.
    */
   meter_read: number;
@@ -104,7 +106,8 @@ function parseDevice(obj: Obj): Device {
   d.device_type ||= d.is_usb ? 'usb' : 'network';
   d.source_type ||= 'import';
   for (const f of DEVICE_BACKUP_FIELDS) if (f.kind === 'bool') d[f.name] ??= false;
-  return d as unknown as Device;
+  // The line shows the trust state inside raw_data (as the API does): the record keeps it apart.
+  return liftTrust(d as unknown as Device);
 }
 
 interface ParsedMetrics {
@@ -304,7 +307,7 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
       } catch (err) {
         // A last line cut short is what a backup cut mid-line looks like: say so.
         const cut = raw[raw.length - 1] !== 0x0a ? ' at the end of the file, without a newline: the backup is truncated' : '';
-        throw new ImportError(n, `invalid JSON${cut} (${(err as Error).message})`);
+        throw new ImportError(n, `invalid JSON${cut} (${errorText(err)})`);
       }
       try {
         if (!isObject(obj)) throw new Error('expected a JSON object');
@@ -366,7 +369,7 @@ export async function importNdjson(db: DB, input: Readable): Promise<ImportResul
           throw new Error(`unknown kind ${JSON.stringify(obj.kind)} (expected header, device, metrics, meter_read or trailer)`);
         }
       } catch (err) {
-        throw err instanceof ImportError ? err : new ImportError(n, (err as Error).message);
+        throw err instanceof ImportError ? err : new ImportError(n, errorText(err));
       }
     }
     // Checked before COMMIT: a version 2 file cut at a line boundary parses line by line like a
@@ -409,7 +412,7 @@ export async function exportNdjson(db: DB, out: Writable): Promise<void> {
   try {
     await write(HEADER);
     for (const d of devices.listAll()) {
-      await write({ kind: 'device', ...serialize(DEVICE_BACKUP_FIELDS, d as unknown as Obj) });
+      await write({ kind: 'device', ...serialize(DEVICE_BACKUP_FIELDS, trustInRawData(d) as unknown as Obj) });
       records.device++;
     }
     for (const tier of TIERS) {

@@ -1,9 +1,9 @@
-// Pages per period (issue 58): how many pages a printer printed each day, ISO week or month in a
+// Pages per period: how many pages a printer printed each day, ISO week or month in a
 // time zone, from the stored meter history (GET /api/devices/page-counts, the printer page's bars).
 //
 // The history: one series of counter readings per counter (page_count, mono_pages, color_pages),
 // each time from the finest tier that still holds it. Raw readings are points; an aggregated row
-// (hourly, daily, monthly: rollup/rollup.ts) is two points, its bucket's smallest reading at the
+// (hourly, daily, monthly: tier-buckets.ts) is two points, its bucket's smallest reading at the
 // bucket's start and its largest at the bucket's end (counters only grow, so min and max are the
 // first and last readings). Where one tier's rows end the next finer tier takes over at a bucket
 // boundary of the coarser one, so no time is counted twice. Day and week periods never use monthly
@@ -27,7 +27,7 @@ import type { DB } from './db.js';
 import type { MetricsStore } from './metrics.js';
 import type { Tier } from '../model/device.js';
 import { BUCKET_MS, TABLE } from './keys.js';
-import { TIER_DEFS } from '../rollup/rollup.js';
+import { TIER_DEFS } from './tier-buckets.js';
 import type { Period, PeriodKind } from '../model/periods.js';
 
 export const PAGE_COUNTERS = ['page_count', 'mono_pages', 'color_pages'] as const;

@@ -1,7 +1,7 @@
-// The Printers page's list (GET /api/printers, issue 35): one page of the saved printers with their
+// The Printers page's list (GET /api/printers): one page of the saved printers with their
 // newest reading, searched, filtered and counted in one statement. The newest reading is found
 // through device_latest (one row per device, migration 3) and read by metrics_raw's rowid: no
-// metrics table is scanned, whatever the size of the history (test/api/printers-list.test.ts
+// metrics table is scanned, whatever the size of the history (test/agent/api/printers-list.test.ts
 // checks the plan).
 import type { Statement } from 'better-sqlite3';
 import type { DB } from './db.js';

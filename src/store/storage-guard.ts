@@ -11,22 +11,11 @@
 import type { Logger } from '../log/logger.js';
 import type { EventBus } from '../events/bus.js';
 import type { Reading } from './devices.js';
-import { Backoff } from '../server/backoff.js'; // 5 s doubling to 5 min
+import { Backoff } from '../shared/backoff.js'; // 5 s doubling to 5 min
 import { freeBytes, releaseReserve } from './reserve-file.js';
+import type { StorageState, StorageStatus } from '../events/payloads.js';
+import { errorText } from '../shared/error-text.js';
 
-export type StorageState = 'ok' | 'low' | 'full' | 'read_only' | 'io_error';
-
-export interface StorageStatus {
-  state: StorageState;
-  /** Free bytes on the data file system, as last measured. */
-  free_bytes: number | null;
-  reserve_bytes: number;
-  /** The storage error that set the state (full, read_only, io_error), with what was being written. */
-  error: string | null;
-  since: string;
-  /** Readings taken while the card could not be written, kept in memory until it can. */
-  pending_readings: number;
-}
 
 /** What kind of storage failure an error is, or undefined when it is not one. */
 export function storageProblem(err: unknown): Exclude<StorageState, 'ok' | 'low'> | undefined {
@@ -112,7 +101,7 @@ export class StorageGuard {
   failed(err: unknown, what: string): boolean {
     const problem = storageProblem(err);
     if (!problem) return false;
-    const message = `${what}: ${err instanceof Error ? err.message : String(err)} (${(err as { code: string }).code})`;
+    const message = `${what}: ${errorText(err)} (${(err as { code: string }).code})`;
     if (!this.failing()) {
       // Room for SQLite to go on at once, while the guard works out the rest.
       if (problem === 'full' && releaseReserve(this.d.dataDir)) this.d.log.warn({ data_dir: this.d.dataDir }, 'data file system full: the reserve file was given back');
@@ -180,7 +169,7 @@ export class StorageGuard {
       if ((err as { code?: unknown })?.code === 'SQLITE_BUSY') {
         // Another process (the CLI's import) holds the write lock: the card is fine, try again soon.
         this.d.log.warn({ readings: batch.length }, `${what}: the database is busy (another process writes to it): trying again soon`);
-      } else if (!this.failed(err, what)) this.d.log.error({ err: (err as Error).message }, `${what} failed`);
+      } else if (!this.failed(err, what)) this.d.log.error({ err: errorText(err) }, `${what} failed`);
     }
   }
 
@@ -202,7 +191,7 @@ export class StorageGuard {
       const freed = await this.d.makeRoom();
       this.d.log.warn({ ...freed, free_bytes: (this.d.freeBytes ?? freeBytes)(this.d.dataDir) }, 'room made on a nearly full data file system');
     } catch (err) {
-      if (!this.failed(err, 'pruning')) this.d.log.error({ err: (err as Error).message }, 'pruning failed');
+      if (!this.failed(err, 'pruning')) this.d.log.error({ err: errorText(err) }, 'pruning failed');
     }
   }
 

@@ -8,6 +8,7 @@ import { createReadStream, mkdirSync, readdirSync, renameSync, rmSync, statSync,
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { UpdateOffer } from './manifest.js';
+import { errorText } from '../shared/error-text.js';
 
 export class DownloadError extends Error {}
 
@@ -18,7 +19,7 @@ export interface DownloadOptions {
   signal: AbortSignal;
   onProgress(bytes: number, total: number): void;
   /** Trusted CA for an https source (the central server's private CA), else the system's. */
-  ca?: import('../server/http-client.js').TrustedCas;
+  ca?: import('../net/http-client.js').TrustedCas;
   /** Authorization header value, for the central server's download endpoint... */
   authorization?: string;
   /** ...sent only to this origin (a bundle elsewhere never sees the agent's token). */
@@ -125,7 +126,7 @@ async function fetchInto(offer: UpdateOffer, part: string, start: number, o: Dow
   } catch (err) {
     if (err instanceof DownloadError || o.signal.aborted) throw err;
     await fh.datasync().catch(() => {});
-    throw new DownloadError(`the download stopped at ${offset} of ${offer.size} bytes (${(err as Error).message}); a later attempt resumes`);
+    throw new DownloadError(`the download stopped at ${offset} of ${offer.size} bytes (${errorText(err)}); a later attempt resumes`);
   } finally {
     await fh.close();
   }

@@ -7,24 +7,16 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DB } from '../store/db.js';
+import { SettingsTable } from '../store/settings-table.js';
 import type { Logger } from '../log/logger.js';
 import type { EventBus } from '../events/bus.js';
-import { versionInfo } from '../version.js';
+import { versionInfo } from '../shared/version.js';
 import { compareVersions, ManifestError, type UpdateOffer } from './manifest.js';
 import { downloadBundle, DownloadError } from './download.js';
 import { RaucError, type SystemStatus, type UpdateSystem } from './rauc.js';
+import type { UpdateProgress } from '../events/payloads.js';
+import { errorText } from '../shared/error-text.js';
 
-export type UpdateState = 'idle' | 'checking' | 'downloading' | 'verifying' | 'installing' | 'rebooting';
-
-export interface UpdateProgress {
-  state: UpdateState;
-  version?: string;
-  percent?: number;
-  message?: string;
-  bytes?: number;
-  total?: number;
-  error?: string;
-}
 
 /** Where an offer comes from: a configured manifest URL or the central server. */
 export interface UpdateSource {
@@ -32,7 +24,7 @@ export interface UpdateSource {
   name: string;
   offer(signal: AbortSignal): Promise<UpdateOffer | undefined>;
   /** What a download from this source needs: the server's CA, and its token for its own origin only. */
-  access?: { ca?: import('../server/http-client.js').TrustedCas; authorization?: string; authorizedOrigin?: string };
+  access?: { ca?: import('../net/http-client.js').TrustedCas; authorization?: string; authorizedOrigin?: string };
 }
 
 /** A refused request: the status code and a message naming what was wrong. */
@@ -71,9 +63,9 @@ export interface UpdateServiceOptions {
 
 /**
  * RAUC answers through D-Bus, which a booting box may not have started when the agent first asks
- * (the agent is ordered after neither: issue 34, power-on to HTTPS): the slots are asked again,
- * soon at first, then every 10 s for about two minutes, then every 5 minutes. A RAUC that has not
- * answered by then is broken, not late, and each ask is a `rauc status` process.
+ * (the agent is ordered after neither, to reach HTTPS soon after power-on): the slots are
+ * asked again, soon at first, then every 10 s for about two minutes, then every 5 minutes. A
+ * RAUC that has not answered by then is broken, not late, and each ask is a `rauc status` process.
  */
 const SLOTS_RETRY_MS = [2_000, 4_000, 8_000, ...Array<number>(10).fill(10_000), 60_000, 300_000];
 
@@ -91,10 +83,10 @@ export class UpdateService {
   private stopped = false;
 
   constructor(private readonly o: UpdateServiceOptions) {
-    const row = o.db.prepare('SELECT value FROM settings WHERE key = ?').get(KEY) as { value: string } | undefined;
-    this.kept = row ? (JSON.parse(row.value) as Kept) : {};
-    const stmt = o.db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
-    this.save = (v) => void stmt.run(KEY, v);
+    const table = new SettingsTable(o.db);
+    const stored = table.get(KEY);
+    this.kept = stored !== undefined ? (JSON.parse(stored) as Kept) : {};
+    this.save = (v) => table.set(KEY, v);
   }
 
   /** Reads the slots (again later while RAUC does not answer) and settles an install begun before this start. */
@@ -106,9 +98,9 @@ export class UpdateService {
     } catch (err) {
       const waits = this.o.slotsRetryMs ?? SLOTS_RETRY_MS;
       const ms = waits[Math.min(this.slotsFailures, waits.length - 1)];
-      if (this.slotsFailures === 0) this.o.log.warn({ err: (err as Error).message, retry_ms: ms }, 'update slots not read: asking again');
+      if (this.slotsFailures === 0) this.o.log.warn({ err: errorText(err), retry_ms: ms }, 'update slots not read: asking again');
       else if (this.slotsFailures === waits.length - 1) {
-        this.o.log.warn({ err: (err as Error).message, attempts: this.slotsFailures + 1, retry_ms: ms }, 'update slots still not read: RAUC does not answer; asking less often');
+        this.o.log.warn({ err: errorText(err), attempts: this.slotsFailures + 1, retry_ms: ms }, 'update slots still not read: RAUC does not answer; asking less often');
       }
       this.slotsFailures++;
       if (!this.stopped) this.slotsRetry = setTimeout(() => void this.start(), ms).unref();
@@ -306,5 +298,5 @@ function errorMessage(err: unknown): string {
   if (err instanceof UpdateError || err instanceof DownloadError || err instanceof RaucError || err instanceof ManifestError) return err.message;
   const e = err as { name?: string; message?: string; code?: string };
   if (e?.name === 'AbortError' || e?.message === 'cancelled') return 'cancelled';
-  return e?.message ?? String(err);
+  return errorText(err);
 }

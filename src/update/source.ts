@@ -4,7 +4,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { parseOffer, ManifestError } from './manifest.js';
 import type { UpdateSource } from './service.js';
-import { versionInfo } from '../version.js';
+import { versionInfo } from '../shared/version.js';
 
 const MAX_MANIFEST_BYTES = 64 * 1024;
 const TIMEOUT_MS = 15_000;

@@ -15,6 +15,7 @@ import { readPjl, type PjlReading } from './pjl.js';
 import { readIppPrinter } from './ipp-over-usb.js';
 import type { IppPrinterState } from '../ipp/codec.js';
 import { bulkPipe } from './usb-pipe.js';
+import { errorText } from '../shared/error-text.js';
 
 export const PRINTER_CLASS = 7;
 /** bInterfaceProtocol of a printer interface: 1 unidirectional, 2 bidirectional, 4 IPP over USB. */
@@ -99,7 +100,7 @@ export function portPathOf(device: Pick<UsbDevice, 'bus' | 'ports'>): string {
   return device.ports?.length ? `${bus}-${device.ports.join('.')}` : bus;
 }
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const message = (err: unknown) => (errorText(err));
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Opens the device; udev may still be giving the node to the agent's group, so EACCES is retried briefly. */

@@ -1,8 +1,8 @@
 // A USB printer's report as a device record and a raw snapshot, the way a scan's answer becomes
-// one for a network printer. The serial rule is decisions.md's: the Device ID's serial, else the
-// USB iSerialNumber, else USB-<vid>:<pid>-<port path>.
+// one for a network printer. The serial rule (docs/decisions/0007-device-identity.md): the Device
+// ID's serial, else the USB iSerialNumber, else USB-<vid>:<pid>-<port path>.
 import type { Device, Snapshot } from '../model/device.js';
-import { PERSON_FIELDS } from '../model/device.js';
+import { foldReadFields } from '../model/record-fold.js';
 import { ippCounters } from '../ipp/observation.js';
 import { ippSupplies } from '../ipp/supplies.js';
 import { portStatusMessages } from './port-status.js';
@@ -43,7 +43,8 @@ function meters(r: UsbPrinterReport): Pick<Snapshot, 'page_count' | 'color_pages
 
 /**
  * The record after this report: `existing` (found by serial, so a printer moved to another port
- * keeps its record) with what the printer said. What a person set is kept (decisions.md).
+ * keeps its record) with what the printer said. What a person set is kept
+ * (docs/decisions/0008-person-fields.md).
  */
 export function usbDevice(existing: Device | undefined, r: UsbPrinterReport, now: number): Device {
   const serial = usbSerial(r);
@@ -62,13 +63,7 @@ export function usbDevice(existing: Device | undefined, r: UsbPrinterReport, now
   const d: Device = existing
     ? { ...existing }
     : { serial, ip: '', last_seen: now, created_at: now, first_seen: now, device_type: 'usb', source_type: 'usb', is_usb: true, is_default: false, is_shared: false, usb_webui_available: false, is_saved: false, visible: true };
-  const locked = new Set((existing?.locked_fields ?? []).map((l) => l.field));
-  const rec = d as unknown as Record<string, unknown>;
-  for (const [k, v] of Object.entries(read)) {
-    if (v === undefined || locked.has(k)) continue;
-    if ((PERSON_FIELDS as readonly string[]).includes(k) && rec[k]) continue;
-    rec[k] = v;
-  }
+  foldReadFields(d, read);
   Object.assign(d, { last_seen: now, discovery_method: 'usb', device_type: 'usb', source_type: 'usb', is_usb: true });
   d.raw_data = {
     ...(existing?.raw_data ?? {}),

@@ -8,11 +8,12 @@
 import { existsSync } from 'node:fs';
 import type { EventBus } from '../events/bus.js';
 import type { Snapshot } from '../model/device.js';
-import { storeReadings, type ReadingsSink } from '../discovery/store-readings.js';
+import { storeReadings, type ReadingsSink } from '../store/store-readings.js';
 import { usbNative, type UsbDevice, type UsbNative } from './native.js';
 import { isPrinter, portPathOf, printerInterfaces, probePrinter, type UsbPrinterReport } from './probe.js';
 import { markUnplugged, portName, usbDevice, usbSerial, usbSnapshot } from './reading.js';
 import { metersMissed, readMetersAfterPlug } from './plug-retry.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface UsbPrintersDeps extends ReadingsSink {
   events: EventBus;
@@ -34,7 +35,7 @@ interface Attached {
 /** Where the kernel lists USB devices: there once a USB controller's driver is loaded. */
 const USB_BUS_DIR = '/sys/bus/usb/devices';
 
-const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
+const message = (err: unknown) => (errorText(err));
 
 export class UsbPrinters {
   private native?: UsbNative;

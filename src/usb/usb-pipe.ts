@@ -1,6 +1,7 @@
 // BulkPipe over one claimed interface's bulk endpoints of a real device.
 import type { BulkPipe } from './pipe.js';
 import type { UsbDevice } from './native.js';
+import { errorText } from '../shared/error-text.js';
 
 /** A transfer that ran out of time (not a stall, not a detach): nothing came. */
 const TIMED_OUT = /time[d ]?\s*out|cancel/i;
@@ -23,7 +24,7 @@ export function bulkPipe(device: UsbDevice, inEndpoint: number | undefined, outE
         if (data === null) throw new Error(`bulk IN endpoint ${inEndpoint} stalled`);
         return data;
       } catch (err) {
-        if (TIMED_OUT.test((err as Error).message)) return new Uint8Array(0);
+        if (TIMED_OUT.test(errorText(err))) return new Uint8Array(0);
         throw err;
       }
     },

@@ -1,4 +1,4 @@
-// Caps on open connections, for a box on an untrusted network (issue 32): one count for the whole
+// Caps on open connections, for a box on an untrusted network: one count for the whole
 // agent (every listener) and one per remote address (an IPv6 /64 counts as one address). A
 // connection over a cap is reset as it is accepted, before TLS or HTTP sees it: it costs no TLS
 // state, no parser and no timer, so a flood from one address neither grows the agent's memory nor

@@ -4,7 +4,7 @@ import { createServer as createHttpServer, type Server, type IncomingMessage, ty
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { constants as cryptoConstants } from 'node:crypto';
-import { lingeringClose } from '../api/respond.js';
+import { lingeringClose } from './lingering-close.js';
 import type { Config } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
 import { redirectHandler } from './redirect.js';

@@ -5,10 +5,11 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { writeFileAtomic } from '../store/atomic-file.js';
+import { writeFileAtomic } from '../shared/atomic-file.js';
 import type { Config } from '../config/config.js';
 import { storageProblem } from '../store/storage-guard.js';
 import type { Logger } from '../log/logger.js';
+import { errorText } from '../shared/error-text.js';
 
 export interface TlsPaths {
   cert: string;
@@ -71,7 +72,7 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<T
     writeFileAtomic(paths.cert, pems.cert, 0o644);
   } catch (err) {
     if (!storageProblem(err)) throw err;
-    log.warn({ cert: paths.cert, err: (err as Error).message }, 'generated TLS certificate not stored (the card takes no writes): served from memory until the next start');
+    log.warn({ cert: paths.cert, err: errorText(err) }, 'generated TLS certificate not stored (the card takes no writes): served from memory until the next start');
     return pair;
   }
   log.info({ cert: paths.cert }, 'generated self-signed TLS certificate');
@@ -81,8 +82,8 @@ export async function ensureCertificate(paths: TlsPaths, log: Logger): Promise<T
 // `selfsigned` (with @peculiar/x509 and pkijs) is needed once in a box's life. Loaded into the
 // agent, it would stay there for good: some 4-5 MiB of RSS (its code and sources; a worker thread
 // leaves about as much behind in malloc arenas). So it runs in a short-lived child process (this
-// same Node: 0.11 s against 76 ms in process), which hands back the two PEM strings (issue 22,
-// docs/performance.md).
+// same Node: 0.11 s against 76 ms in process), which hands back the two PEM strings
+// (memory figures: docs/performance.md).
 const GENERATE = `
 const [module, attrs, options] = JSON.parse(process.argv[1]);
 options.notBeforeDate = new Date(options.notBeforeDate);
@@ -144,7 +145,7 @@ export function watchPair(paths: TlsPaths, onChange: (pair: TlsPair) => void, lo
       log.info({ cert: paths.cert }, 'TLS certificate reloaded');
     } catch (err) {
       // A half-written pair (cert renewed, key not yet): keep serving the old one, retry later.
-      log.warn({ err: (err as Error).message }, 'TLS certificate change not usable yet');
+      log.warn({ err: errorText(err) }, 'TLS certificate change not usable yet');
     }
   };
   const soon = () => {

@@ -1,5 +1,5 @@
 // Who the request is (GET /api/v1/auth/me: the UI hides what a viewer may not do), and account
-// management by an admin (password mode, issue 58): list, create, change role or password, remove.
+// management by an admin (password mode): list, create, change role or password, remove.
 // The box keeps at least one admin (store/accounts.ts refuses otherwise, in the same transaction
 // as the change). A changed or removed account's sessions end at once, their event streams with
 // them (auth/session-streams.ts); an admin resetting their own password keeps the session they

@@ -1,4 +1,4 @@
-// GET /api/alerts and POST /api/alerts/acknowledge (issue 36): the alerts the rules opened
+// GET /api/alerts and POST /api/alerts/acknowledge: the alerts the rules opened
 // (alerts/), open first. Same guard, validation and error wording as read.ts and devices.ts.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';

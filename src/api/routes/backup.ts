@@ -17,6 +17,7 @@ import { sendJson, sendText, sendTextAndClose } from '../respond.js';
 import { databasePath } from '../../config/config.js';
 import { openDatabase, type DB } from '../../store/db.js';
 import { exportNdjson, importNdjson, ImportError } from '../../store/ndjson.js';
+import { errorText } from '../../shared/error-text.js';
 
 /** The largest backup POST /restore reads (a 500-printer box's years fit several times over). */
 export const MAX_RESTORE_BYTES = 512 * 1024 * 1024;
@@ -28,7 +29,7 @@ export function register(app: App, ctx: AgentContext): void {
     try {
       return openDatabase(file(), { readonly });
     } catch (err) {
-      sendText(res, 503, `the database cannot be opened a second time now: ${(err as Error).message}`);
+      sendText(res, 503, `the database cannot be opened a second time now: ${errorText(err)}`);
       return undefined;
     }
   };
@@ -58,7 +59,7 @@ export function register(app: App, ctx: AgentContext): void {
     } catch (err) {
       // The status line is gone: cutting the connection makes the download fail visibly, and the
       // missing trailer makes a saved part refuse to import (docs/backup-format.md).
-      ctx.log.error({ err: (err as Error).message }, 'backup failed');
+      ctx.log.error({ err: errorText(err) }, 'backup failed');
       res.destroy();
     } finally {
       db.close();
@@ -108,7 +109,7 @@ export function register(app: App, ctx: AgentContext): void {
       });
     } catch (err) {
       if (err === tooLarge) return sendTextAndClose(req, res, 413, `${tooLarge.message}; nothing was restored`);
-      if ((err as { code?: string }).code?.startsWith('Z_')) return sendText(res, 400, `the gzipped backup is damaged: ${(err as Error).message}; nothing was restored`);
+      if ((err as { code?: string }).code?.startsWith('Z_')) return sendText(res, 400, `the gzipped backup is damaged: ${errorText(err)}; nothing was restored`);
       if (err instanceof ImportError) return sendText(res, 400, `${err.message}; nothing was restored`);
       throw err; // storage (507), busy (503) or a fault (500): api/app.ts
     } finally {

@@ -1,13 +1,15 @@
-// GET /api/billing/reads (issue 59): the billing meter reads of one period (billing/schedule.ts
+// GET /api/billing/reads: the billing meter reads of one period (billing/schedule.ts
 // takes them), each with its delta against the printer's previous read, as JSON or as CSV
 // (`format=csv`, api/csv.ts).
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendText } from '../respond.js';
+import { sendJson, sendText } from '../respond.js';
 import { queryOf } from '../query.js';
 import { formatTime } from '../../model/time.js';
 import { MeterReadStore, READ_COUNTERS, deltaOf, totalOf, type ListedRead } from '../../store/meter-reads.js';
-import { exportConnection, formatOf, sendCsv, type Cell } from '../csv.js';
+import { exportConnection, formatOf, sendCsv } from '../csv.js';
+import type { Cell } from '../../shared/csv-file.js';
+import { errorText } from '../../shared/error-text.js';
 
 const PERIOD = /^\d{4}-(0[1-9]|1[0-2])$/;
 const time = (ms: number | null) => (ms === null ? null : formatTime(ms));

@@ -8,7 +8,7 @@ import type { AgentContext } from '../context.js';
 import { readJsonBody } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { readHost } from '../../snmp/scan.js';
-import { parseIPv4 } from '../../snmp/ranges.js';
+import { parseIPv4 } from '../../shared/ranges.js';
 import { parsePrinter, readPlan } from '../../snmp/parse/printer.js';
 import { credentialsOf } from '../../discovery/snmp-observation.js';
 

@@ -7,7 +7,7 @@ import type { AgentContext } from '../context.js';
 import { readJsonBody, requireString } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { deviceJson } from '../views.js';
-import { atNewAddress, counterFlagOf, pendingMoveOf, withRawData } from '../../discovery/move-check.js';
+import { atNewAddress, counterFlagOf, pendingMoveOf, withTrustChange } from '../../discovery/move-check.js';
 import { normalMac } from '../../discovery/neighbours.js';
 
 export function register(app: App, ctx: AgentContext): void {
@@ -45,7 +45,7 @@ export function register(app: App, ctx: AgentContext): void {
     if (!flag) return sendText(res, 409, `device ${serial} has no flagged page counter`);
     // The flagged reading becomes the newest stored one: later readings are compared with it.
     const ts = Date.parse(flag.seen_at);
-    devices.recordReadings([{ device: withRawData(device, { counter_flag: undefined }), snapshot: { serial, ts, ...flag.reading }, existed: true }]);
+    devices.recordReadings([{ device: withTrustChange(device, { counter_flag: undefined }), snapshot: { serial, ts, ...flag.reading }, existed: true }]);
     log.warn({ serial, page_count: flag.page_count, stored_page_count: flag.stored_page_count }, 'lower page counter accepted by a person');
     events.emit('device_change', { serial, change: 'metrics' });
     sendJson(res, 200, deviceJson(devices.get(serial)!));

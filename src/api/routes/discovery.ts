@@ -9,6 +9,7 @@ import { queryOf } from '../query.js';
 import { sendJson, sendText } from '../respond.js';
 import { snapshotJson } from '../views.js';
 import { CounterFlaggedError } from '../../discovery/service.js';
+import { errorText } from '../../shared/error-text.js';
 
 export function register(app: App, ctx: AgentContext): void {
   app.post('/discover', (_req, res) => {
@@ -64,6 +65,6 @@ function collectInBackground(ctx: AgentContext, serial: string, res: Parameters<
       snapshot
         ? progress('completed', `read ${serial}`, { result: { serial, total_pages: snapshot.page_count } })
         : progress('failed', `${serial} did not answer`, { error: 'no answer' }),
-    (err: unknown) => progress('failed', `reading ${serial} failed`, { error: err instanceof Error ? err.message : String(err) }),
+    (err: unknown) => progress('failed', `reading ${serial} failed`, { error: errorText(err) }),
   );
 }

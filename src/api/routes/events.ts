@@ -1,14 +1,15 @@
-// GET /events: Server-Sent Events (contract 6, decisions.md). A comment line keeps the stream
-// alive; a client that stops reading is dropped instead of growing memory without bound. Streams
-// are capped per client address, and when all slots are taken the oldest stream of the client
-// holding the most is closed for the newcomer: no client can keep the others out. A stream opened
-// with a session cookie ends when that session does (auth/session-streams.ts), with a last
+// GET /events: Server-Sent Events (contract 6, docs/decisions/0013-event-stream.md). A comment line
+// keeps the stream alive; a client that stops reading is dropped instead of growing memory without
+// bound. Streams are capped per client address, and when all slots are taken the oldest stream of
+// the client holding the most is closed for the newcomer: no client can keep the others out. A
+// stream opened with a session cookie ends when that session does (auth/session-streams.ts), with a
+// last
 // `session_ended` event: a signed-out browser stops hearing the box at once.
 import type { App } from '@tinyhttp/app';
 import type { ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
 import { sendText } from '../respond.js';
-import { versionInfo } from '../../version.js';
+import { versionInfo } from '../../shared/version.js';
 import { cameAsHead } from '../head.js';
 import { principalOf } from '../../auth/gate.js';
 import { SESSION_COOKIE } from '../../auth/sessions.js';

@@ -1,10 +1,11 @@
-// GET /api/devices/forecast (issue 36): when each supply of a device runs out, fitted on the last
+// GET /api/devices/forecast: when each supply of a device runs out, fitted on the last
 // 90 days of its history (forecast/). Same guard, validation and error wording as read.ts.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendText } from '../respond.js';
+import { sendJson, sendText } from '../respond.js';
 import { queryOf } from '../query.js';
 import { readForecast } from '../../forecast/read.js';
+import { errorText } from '../../shared/error-text.js';
 
 export function register(app: App, ctx: AgentContext): void {
   const { devices, metrics } = ctx;

@@ -1,7 +1,7 @@
-// Signing in (decisions.md, Auth). Password mode checks local accounts; server mode checks the
-// person's credentials against the central server and issues the agent's own session cookie,
-// never the server's token. Both count attempts when they start, per client address and account
-// name, or per device cookie (auth/login-limiter.ts).
+// Signing in (docs/decisions/0015-auth-modes-and-sessions.md). Password mode checks local accounts;
+// server mode checks the person's credentials against the central server and issues the agent's own
+// session cookie, never the server's token. Both count attempts when they start, per client address
+// and account name, or per device cookie (auth/login-limiter.ts).
 import type { App } from '@tinyhttp/app';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AgentContext } from '../context.js';
@@ -15,6 +15,7 @@ import { clearSessionCookie, startSession } from '../../auth/session-cookie.js';
 import { isRefusal, limiterKeys, refusalMessage, signInKeys, type Attempt, type Refusal } from '../../auth/login-limiter.js';
 import { dummyHash, verifyPassword } from '../../auth/passwords.js';
 import { LOGIN_JS, loginPage, type LoginView } from '../../ui/login-page.js';
+import { errorText } from '../../shared/error-text.js';
 
 const SERVER_TIMEOUT_MS = 10_000;
 
@@ -84,7 +85,7 @@ async function checkWithServer(
       signal: AbortSignal.timeout(SERVER_TIMEOUT_MS),
     });
   } catch (err) {
-    ctx.log.warn({ err: (err as Error).message }, 'central server login request failed');
+    ctx.log.warn({ err: errorText(err) }, 'central server login request failed');
     return fail(502, 'central server unreachable');
   }
   if (answer.status === 401 || answer.status === 403) return 'rejected';
@@ -193,7 +194,7 @@ export function register(app: App, ctx: AgentContext): void {
       });
       await answer.body?.cancel();
     } catch (err) {
-      ctx.log.warn({ err: (err as Error).message }, 'central server token check failed');
+      ctx.log.warn({ err: errorText(err) }, 'central server token check failed');
       attempt.abandoned(); // nothing was checked
       return sendText(res, 502, 'central server unreachable');
     }

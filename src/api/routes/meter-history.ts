@@ -1,17 +1,19 @@
-// GET /api/devices/meter-history (issue 59): one printer's meter history from one tier over a
+// GET /api/devices/meter-history: one printer's meter history from one tier over a
 // range, as JSON or as CSV (`format=csv`, api/csv.ts). Unlike the contract's history operation the
 // tier is the caller's choice (a year of daily rows, the raw readings of a week), read from that
 // tier's table alone, oldest first, never downsampled; the CSV streams the rows from SQLite.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendText } from '../respond.js';
+import { sendJson, sendText } from '../respond.js';
 import { queryOf } from '../query.js';
 import { snapshotJson } from '../views.js';
 import { formatTime, parseTime } from '../../model/time.js';
 import { TIERS, type Snapshot, type Tier } from '../../model/device.js';
 import { METRICS_COUNTERS, METRICS_EXTRA_COUNTERS } from '../../model/serialize.js';
 import { MetricsStore } from '../../store/metrics.js';
-import { exportConnection, formatOf, sendCsv, type Cell } from '../csv.js';
+import { exportConnection, formatOf, sendCsv } from '../csv.js';
+import type { Cell } from '../../shared/csv-file.js';
+import { errorText } from '../../shared/error-text.js';
 
 const DAY = 86_400_000;
 /** A range's default length, ending now. */

@@ -1,4 +1,4 @@
-// GET /api/notifications/outbox and POST /api/notifications/test (issue 36): what the outbox holds
+// GET /api/notifications/outbox and POST /api/notifications/test: what the outbox holds
 // (pending, delivered and failed messages, with each failure's reason) and a test message sent now.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';

@@ -1,19 +1,12 @@
-// GET /api/supplies/order-list (issue 59): the supplies to order (forecast/order-list.ts), soonest
+// GET /api/supplies/order-list: the supplies to order (forecast/order-list.ts), soonest
 // first, as JSON or as CSV (`format=csv`, api/csv.ts).
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendText } from '../respond.js';
+import { sendJson, sendText } from '../respond.js';
 import { orderList, type OrderItem } from '../../forecast/order-list.js';
-import { fileDate, formatOf, sendCsv, type Cell } from '../csv.js';
-
-export const CSV_HEADER = ['expected_empty_on', 'days_to_empty', 'level_percent', 'supply', 'part_number', 'serial', 'manufacturer', 'model', 'location', 'asset_number', 'reasons'];
-
-export const csvRow = (i: OrderItem): Cell[] => [
-  i.expected_empty_on, i.days_to_empty, i.level, i.supply, i.part_number, i.serial, i.manufacturer, i.model, i.location, i.asset_number, i.reasons.join(' '),
-];
-
-/** The order list's file name on `ms`'s UTC day (the download's and the weekly e-mail's attachment). */
-export const orderListFileName = (ms: number) => `order-list-${fileDate(ms)}.csv`;
+import { formatOf, sendCsv } from '../csv.js';
+import { CSV_HEADER, csvRow, orderListFileName } from '../../forecast/order-list-csv.js';
+import { errorText } from '../../shared/error-text.js';
 
 export function register(app: App, ctx: AgentContext): void {
   app.all('/api/supplies/order-list', async (req, res) => {

@@ -1,15 +1,17 @@
-// GET /api/devices/page-counts (issue 58): one printer's pages per day, ISO week or month in a time
+// GET /api/devices/page-counts: one printer's pages per day, ISO week or month in a time
 // zone, computed from the stored meter history (store/page-counts.ts), with the range's totals;
 // JSON, or CSV with `format=csv` (api/csv.ts).
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendText } from '../respond.js';
+import { sendJson, sendText } from '../respond.js';
 import { queryOf } from '../query.js';
 import { formatTime, parseTime } from '../../model/time.js';
-import { isTimeZone, zonedInstant } from '../../billing/billing-time.js';
+import { isTimeZone, zonedInstant } from '../../model/billing-time.js';
 import { PERIOD_KINDS, periodAt, periodsOf, type PeriodKind } from '../../model/periods.js';
 import { pageCounts, totalsOf, type PeriodPages } from '../../store/page-counts.js';
-import { formatOf, sendCsv, type Cell } from '../csv.js';
+import { formatOf, sendCsv } from '../csv.js';
+import type { Cell } from '../../shared/csv-file.js';
+import { errorText } from '../../shared/error-text.js';
 
 /** The default range: this many periods, ending with the current one. */
 const DEFAULT_PERIODS: Record<PeriodKind, number> = { day: 31, week: 13, month: 12 };

@@ -19,6 +19,7 @@ import { printerRequest, readBounded } from '../../printer-web/upstream.js';
 import { AutoLogin, asksForPassword, type PrinterAuth } from '../../printer-web/auto-login.js';
 import { ownAddresses } from '../../net/own-targets.js';
 import { fromServerChannel } from '../../auth/gate.js';
+import { errorText } from '../../shared/error-text.js';
 
 export const PRINTER_PROXY_LIMITS = {
   requestBytes: 1024 * 1024,
@@ -129,7 +130,7 @@ async function proxy(ctx: AgentContext, logins: AutoLogin, req: IncomingMessage,
     upstream = await printerRequest(target, req.method ?? 'GET', upstreamPath, headers, body, abort.signal);
   } catch (err) {
     clearTimeout(timer);
-    const why = abort.signal.aborted ? `no answer within ${PRINTER_PROXY_LIMITS.totalMs} ms` : (err as Error).message;
+    const why = abort.signal.aborted ? `no answer within ${PRINTER_PROXY_LIMITS.totalMs} ms` : errorText(err);
     if (!res.headersSent && !res.destroyed) sendText(res, 502, `printer ${JSON.stringify(serial)} at ${target.origin}: ${why}`);
     return;
   }

@@ -1,16 +1,18 @@
-// GET /api/printers (issue 35): the Printers page in one request. Not the contract's: /devices/list
+// GET /api/printers: the Printers page in one request. Not the contract's: /devices/list
 // stays as PrintMaster has it; this is the box's own page of saved printers with each one's newest
 // reading, searched, filtered and paged by the store (store/printer-list.ts), one statement a page.
 import type { App } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJsonBody, sendText } from '../respond.js';
+import { sendJsonBody, sendText } from '../respond.js';
 import { parseInteger, queryOf } from '../query.js';
 import { PRINTER_FILTERS, PRINTER_SORTS, PrinterListStore, SORT_ORDERS, type PrinterFilter, type PrinterRow, type PrinterSort, type SortOrder } from '../../store/printer-list.js';
 import { formatTime } from '../../model/time.js';
 import { readForecast } from '../../forecast/read.js';
 import type { SupplyForecast } from '../../forecast/supply-forecast.js';
 import { partNumbersOf } from '../../forecast/order-list.js';
-import { exportConnection, fileDate, formatOf, sendCsv, type Cell } from '../csv.js';
+import { exportConnection, formatOf, sendCsv } from '../csv.js';
+import { fileDate, type Cell } from '../../shared/csv-file.js';
+import { errorText } from '../../shared/error-text.js';
 
 export const LIMIT_DEFAULT = 200;
 export const LIMIT_MAX = 1000;

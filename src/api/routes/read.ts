@@ -2,15 +2,16 @@
 // applies the method guard, then parameter validation, then the lookup (contract section 7).
 import type { App, Request, Response } from '@tinyhttp/app';
 import type { AgentContext } from '../context.js';
-import { errorText, sendJson, sendJsonChunks, sendText } from '../respond.js';
+import { sendJson, sendJsonChunks, sendText } from '../respond.js';
 import { savedListBody } from '../saved-list.js';
 import { parseInteger, queryOf } from '../query.js';
 import { lttb } from '../lttb.js';
 import { deviceJson, printerInfoOf, snapshotJson } from '../views.js';
 import { BOUNDS_FIELDS, serialize } from '../../model/serialize.js';
 import { parseTime } from '../../model/time.js';
-import { versionInfo } from '../../version.js';
+import { versionInfo } from '../../shared/version.js';
 import { ownValue } from '../../model/inherited-keys.js';
+import { errorText } from '../../shared/error-text.js';
 
 const DAY = 86_400_000;
 const PERIODS: Record<string, number> = { day: DAY, week: 7 * DAY, month: 30 * DAY, year: 365 * DAY };

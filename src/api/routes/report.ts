@@ -13,12 +13,13 @@ import { readJsonBody } from '../body.js';
 import { sendJson, sendText } from '../respond.js';
 import { deviceJson, snapshotJson } from '../views.js';
 import { formatTime } from '../../model/time.js';
-import { versionInfo } from '../../version.js';
+import { versionInfo } from '../../shared/version.js';
 import { readHost } from '../../snmp/scan.js';
-import { parseIPv4 } from '../../snmp/ranges.js';
+import { parseIPv4 } from '../../shared/ranges.js';
 import { readPlan } from '../../snmp/parse/printer.js';
 import { credentialsOf } from '../../discovery/snmp-observation.js';
 import type { OidValues } from '../../snmp/types.js';
+import { errorText } from '../../shared/error-text.js';
 
 const BODY_LIMIT = 1024 * 1024;
 const ISSUE_TYPES = ['wrong_manufacturer', 'wrong_model', 'missing_serial', 'wrong_serial', 'incorrect_counters', 'missing_toner', 'missing_supplies', 'wrong_hostname', 'other'];
@@ -148,7 +149,7 @@ async function walk(ctx: AgentContext, ip: string, progress: Progress): Promise<
     progress('walked', 85, `Read ${host.values.size} values`, { oids_found: host.values.size });
     return host.values;
   } catch (err) {
-    progress('warning', 90, `SNMP read failed: ${(err as Error).message}`);
+    progress('warning', 90, `SNMP read failed: ${errorText(err)}`);
     return undefined;
   }
 }

@@ -20,7 +20,7 @@ interface Brand {
 }
 
 // Rebadge names first: "TA_UTAX" on a Kyocera enterprise number is UTAX. Each rule here has a
-// real recording or sysDescr in test/snmp/parse.test.ts; a brand without one waits for one.
+// real recording or sysDescr in test/unit/snmp/parse.test.ts; a brand without one waits for one.
 const BRANDS: readonly Brand[] = [
   { name: 'UTAX', text: /(^|[^a-z])utax\b/i },
   { name: 'Develop', text: /\bdevelop\b|\bineo\b/i },

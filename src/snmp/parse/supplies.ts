@@ -122,7 +122,7 @@ const NOT_PART_NUMBER = '(?![-\\s]?\\d)';
 const code = (letters: string) => new RegExp(`\\b${letters}\\b${NOT_PART_NUMBER}`);
 
 const COLOUR_WORDS: Array<[RegExp, string]> = [
-  // One cartridge holding several colourants is not any one of them (issue 33: a tri-colour
+  // One cartridge holding several colourants is not any one of them (a tri-colour
   // cartridge beside a black one was stored as a second black).
   [/tri[-_\s]?colou?r|three[-\s]?colou?r|\bcmy\b|\bc\s*\/\s*m\s*\/\s*y\b|cyan[\s,/&+-]*magenta[\s,/&+-]*(and\s*)?yellow/, 'tri_color'],
   [/photo\s*black/, 'photo_black'],

@@ -1,9 +1,9 @@
 // @ts-check
-// Alerts (#/alerts, issue 36): the alerts of saved printers with Acknowledge, and the header's
+// Alerts (#/alerts): the alerts of saved printers with Acknowledge, and the header's
 // count of open alerts nobody has acknowledged (GET /api/alerts), again on each `alert`. Each row
 // says the alert in the box's words (`text`: "Cyan ink will run out around 3 Dec") and the printer
 // as a person knows it (name or model, location, address); a supply's low and empty-soon alerts
-// are one row, with the worse severity (issue 58).
+// are one row, with the worse severity.
 import { get, post } from './api.js';
 import { $, ago, errorText, h, when } from './dom.js';
 import { onEvent } from './live.js';

@@ -1,5 +1,5 @@
 // @ts-check
-// Billing (#/billing, issue 59): the billing meter reads of a period (GET /api/billing/reads), each
+// Billing (#/billing): the billing meter reads of a period (GET /api/billing/reads), each
 // with its growth since the printer's previous read, and a note when the printer was silent all
 // billing day and its nearest stored reading was used (how far from the billing time), or none
 // was near enough. The period's reads as a CSV file.

@@ -1,5 +1,5 @@
 // @ts-check
-// The Download CSV button of a view (issue 59): a plain link to the view's own endpoint with
+// The Download CSV button of a view: a plain link to the view's own endpoint with
 // `format=csv` and the view's current query. The box names the file (Content-Disposition:
 // printers-<date>.csv, billing-reads-<period>.csv ...); an empty `download` attribute lets that
 // name stand and keeps the browser on the page. A viewer may download: GET needs no write role.

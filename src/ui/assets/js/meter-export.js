@@ -1,5 +1,5 @@
 // @ts-check
-// A printer's meter history as a CSV file (issue 59, GET /api/devices/meter-history?format=csv):
+// A printer's meter history as a CSV file (GET /api/devices/meter-history?format=csv):
 // the range the charts show, from the tier chosen beside the Download button. The tier follows
 // the range until someone picks one: raw readings for a day or a week (raw is kept 7 days),
 // hourly for a month, daily beyond.

@@ -1,5 +1,5 @@
 // @ts-check
-// Settings, Notifications (issue 36): where alerts are sent, a test message, and the outbox's
+// Settings, Notifications: where alerts are sent, a test message, and the outbox's
 // failures. The settings form keeps secrets write-only ("" keeps them; the *_set flags say whether
 // one is stored); its rules are fieldsets named as the agent names them
 // (notifications.recipients[1].emails), so a 400 lands under the right field.

@@ -1,5 +1,5 @@
 // @ts-check
-// Order list (#/order-list, issue 59): every saved printer's supplies forecast to run out within
+// Order list (#/order-list): every saved printer's supplies forecast to run out within
 // Settings `order_list.within_days` or already below the low mark, soonest first, with the part
 // number to order (GET /api/supplies/order-list), and the same list as a CSV file.
 import { get } from './api.js';

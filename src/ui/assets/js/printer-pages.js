@@ -4,7 +4,7 @@
 // alternative for a screen reader, and for anyone who wants the figures). Periods are counted in
 // this browser's time zone for now (the box-wide display zone will replace it).
 import { get } from './api.js';
-import { fmtInt, h } from './dom.js';
+import { errorText, fmtInt, h } from './dom.js';
 import uPlot from './uplot.js';
 import { onLeave } from './view.js';
 
@@ -155,7 +155,7 @@ export function pagesPerPeriod(serial) {
       const r = await get('/api/devices/page-counts', { serial, period: kind });
       if (mine === asked) draw(r);
     } catch (err) {
-      if (mine === asked) totals.textContent = 'Could not count the pages: ' + (err instanceof Error ? err.message : String(err));
+      if (mine === asked) totals.textContent = 'Could not count the pages: ' + errorText(err);
     }
   }
   for (const b of buttons) {

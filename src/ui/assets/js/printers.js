@@ -1,6 +1,6 @@
 // @ts-check
 // Printers (#/printers): the saved printers.
-// One request a page (GET /api/printers, issue 35): the box searches, filters and pages, and each
+// One request a page (GET /api/printers): the box searches, filters and pages, and each
 // printer comes with its newest reading and, when asked, the supply that empties first. A page
 // with forecasts is at most 100 printers (the box fits each on 90 days of history), so pages are 50.
 // The list is windowed: the table holds only the rows in view and a margin, and the space of the

@@ -1,5 +1,5 @@
 // @ts-check
-// Who is signed in, and what the page offers them (issue 58). The box refuses a viewer's every
+// Who is signed in, and what the page offers them. The box refuses a viewer's every
 // write (403) whatever the page shows; the page hides what would be refused, so that a viewer
 // sees the printers, history, alerts, settings and logs without a button that cannot work.
 // Buttons that change something carry `data-write` (app.css hides them for a viewer); a form a

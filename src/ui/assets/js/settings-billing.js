@@ -1,5 +1,5 @@
 // @ts-check
-// Settings: Billing and order list (issue 59): the billing day, time and time zone of the monthly
+// Settings: Billing and order list: the billing day, time and time zone of the monthly
 // meter reads, the order list's window, and its weekly e-mail. One section, saved on its own.
 import { chk, choice, field, inp, intOf, settingsForm } from './settings-form.js';
 

@@ -1,5 +1,5 @@
 // @ts-check
-// Sortable column headers (issue 58): a header a list can be sorted by holds a button (reached by
+// Sortable column headers: a header a list can be sorted by holds a button (reached by
 // Tab, pressed by Enter or Space) and says how the list is sorted through aria-sort on its th; the
 // others say "none". The header is built once and kept while the rows change under it, so the
 // keyboard's focus stays on the button pressed and the order survives live updates. Pressing the

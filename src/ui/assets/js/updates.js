@@ -2,7 +2,7 @@
 // The Updates section of Settings (A/B slots, RAUC): where updates come from, what runs, what is
 // offered; check and install (docs/updates.md).
 import { get, post } from './api.js';
-import { ago, h } from './dom.js';
+import { ago, errorText, h } from './dom.js';
 import { field, inp, settingsForm } from './settings-form.js';
 
 /** @typedef {import('./types').Schemas} S */
@@ -45,7 +45,7 @@ export function updatesSection(s) {
   }
   /** @param {unknown} err */
   function failed(err) {
-    updMsg.textContent = err instanceof Error ? err.message : String(err);
+    updMsg.textContent = errorText(err);
     updMsg.className = 'error';
   }
   async function refreshUpdate() {
