@@ -80,9 +80,11 @@ bt_wanted() {
     esac
   done
 }
-# Every stage file is in the list, and every listed stage has its file.
+# Every stage file is in the list, and every listed stage has its file. (Matched in bash, not by
+# `printf | grep -q`: under pipefail, grep leaving early makes printf's SIGPIPE fail the pipeline.)
+bt_names=" ${bt_stages[*]%% *} "
 for bt_file in "$stages_dir"/[0-9][0-9]-*.sh; do
-  printf '%s\n' "${bt_stages[@]}" | grep -q "^$(basename "$bt_file" .sh) " \
+  [[ $bt_names == *" $(basename "$bt_file" .sh) "* ]] \
     || { echo "scripts/boot-test.sh: $bt_file is not in the list of stages" >&2; exit 2; }
 done
 for bt_entry in "${bt_stages[@]}"; do

@@ -64,7 +64,8 @@ check "late boot partition: GET /settings provisioning says applied" \
 # The banner runs again after the late run (OnSuccess=): progress is the console's text.
 banner_late=""
 for _ in $(seq 1 120); do
-  if tr -d '\r' < "$serial_now" | grep -q '^Provisioning: printbox.toml applied at 20'; then banner_late=yes; break; fi
+  # (grep reads a process substitution: in a pipeline under pipefail, its early exit would fail tr.)
+  if grep -q '^Provisioning: printbox.toml applied at 20' <(tr -d '\r' < "$serial_now"); then banner_late=yes; break; fi
   kill -0 "$TVM_PID" 2>/dev/null || break
   sleep 0.5
 done
