@@ -6,20 +6,18 @@
 // toner as each supply's type says. At 1280 and 390 px: nothing wider than the window, axe finds
 // nothing serious or critical.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { repoRoot, startAgent, expectJson, type Agent } from '../../kit/agent.js';
+import { startAgent, expectJson, type Agent } from '../../kit/agent.js';
 import { device, hourStart, metrics, ndjson, HOUR, DAY } from '../../kit/seed.js';
 import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
 import { until } from '../../kit/until.js';
+import { accessible } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing;
 if (skip) console.log(`# alerts-words UI test skipped: ${skip}`);
 
 const INKJET = 'AW-INK-0001';
 const LASER = 'AW-LASER-0002';
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 let agent: Agent;
 let browser: import('playwright-core').Browser;
@@ -63,12 +61,6 @@ after(async () => {
   await browser?.close();
   await agent?.stop();
 });
-
-async function accessible(page: import('playwright-core').Page, what: string): Promise<void> {
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { id: string; impact: string }[];
-  assert.deepEqual(found.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], `${what}: axe violations`);
-}
 
 test('alerts: one row per supply with the worse state and both facts in words; ink or toner; model, location, address; 1280 and 390 px', { skip }, async () => {
   // The rules judge the seeded printers at start: cyan low and empty soon, the laser's black low.

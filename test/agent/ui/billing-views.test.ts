@@ -8,15 +8,14 @@
 // to the API's JSON for the same query. An admin changes the billing settings; a viewer cannot.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { parse } from 'csv-parse/sync';
-import { repoRoot, runCli, startAgent, type Agent } from '../../kit/agent.js';
+import { runCli, startAgent, type Agent } from '../../kit/agent.js';
 import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
 import { DAY, HOUR, MINUTE, device, hourStart, metrics, ndjson, nowSeconds, rfc3339 } from '../../kit/seed.js';
+import { accessible, fitsWidth } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing;
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const PHONE = { width: 390, height: 844 };
 const LOW = 'ORDER-UI-1';
 const FULL = 'ORDER-UI-2';
@@ -101,19 +100,6 @@ async function signIn(user: string, password: string, viewport = PHONE) {
 async function go(page: import('playwright-core').Page, hash: string, ready: string) {
   await page.evaluate(`location.hash = ${JSON.stringify(hash)}`);
   await page.waitForSelector(ready, { state: 'attached' });
-}
-
-async function accessible(page: import('playwright-core').Page, what: string) {
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { impact: string }[];
-  assert.deepEqual(found.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], what);
-}
-
-async function fitsWidth(page: import('playwright-core').Page, what: string) {
-  const [doc, win] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
-  // The deepest elements that reach past the window's edge, to say what is too wide.
-  const wide = doc <= win ? [] : ((await page.evaluate(`[...document.querySelectorAll('body *')].filter((e) => e.getBoundingClientRect().right > innerWidth + 0.5 && ![...e.children].some((c) => c.getBoundingClientRect().right > innerWidth + 0.5)).slice(0, 5).map((e) => e.tagName + (e.id ? '#' + e.id : '') + '.' + [...e.classList].join('.') + ' ' + Math.round(e.getBoundingClientRect().right) + ' px: ' + (e.textContent || '').slice(0, 60))`)) as string[]);
-  assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window: ${wide.join('; ')}`);
 }
 
 /**

@@ -26,6 +26,7 @@ import { device, ndjson } from '../../kit/seed.js';
 import { ensureSnmpsim, fixturePath, startSnmpSim, type SnmpSim } from '../../kit/snmpsim.js';
 import { deriveSnmprec } from '../../kit/snmprec.js';
 import { until } from '../../kit/until.js';
+import { accessible, fitsWidth } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing || lanUnavailable() || ensureSnmpsim();
 if (skip) console.log(`# discovered-manage UI tests skipped: ${skip}`);
@@ -48,7 +49,6 @@ const KYO = 'DM-KYO-0002';
 const HIDDEN = 'DM-HID-0003';
 const SAVED_Z = 'DM-S-0001';
 const SAVED_A = 'DM-S-0002';
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 // Screenshots go to a temporary directory; PRINTBOX_UI_DOCS=1 copies them to docs/ui/.
 const shots = mkdtempSync(join(tmpdir(), 'printbox-discovered-manage-shots-'));
 
@@ -162,15 +162,6 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
     return page;
   };
   const rowsOf = (page: Page, table = '#discovered') => page.$$eval(`${table} tbody tr[data-serial]`, (trs) => trs.map((tr) => (tr as HTMLElement).dataset.serial!));
-  const noSideScroll = async (page: Page, what: string) => {
-    const [doc, win] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
-    assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window`);
-  };
-  const accessible = async (page: Page, what: string) => {
-    if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-    const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { impact: string }[];
-    assert.deepEqual(found.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], what);
-  };
   const navCount = (page: Page) => page.evaluate(() => {
     const c = document.getElementById('discovered-count')!;
     return c.hidden ? 0 : Number.parseInt(c.textContent ?? '', 10);
@@ -209,7 +200,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
       const u = page.locator(`#unkeyed tr[data-unkeyed="${LOOP_BARE}"]`);
       assert.equal(await u.locator('td').nth(1).textContent(), 'Dell S5830dn');
       assert.equal(await u.locator('td').nth(2).textContent(), unkeyed.why);
-      await noSideScroll(page, `discovered at ${width} px`);
+      await fitsWidth(page, `discovered at ${width} px`);
       await accessible(page, `discovered at ${width} px`);
       await page.screenshot({ path: join(shots, width < 640 ? 'discovered-manage-phone.png' : 'discovered-manage.png'), fullPage: true, scale: 'css' });
       await page.context().close();
@@ -243,7 +234,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
       await page.waitForFunction(([s, w]) => document.querySelector(`#discovered tr[data-serial="${s}"]`)?.textContent?.includes(w), [KYO, where] as const);
       assert.equal(await page.getAttribute('#discovered th[data-sort="ip"]', 'aria-sort'), 'ascending');
       assert.deepEqual((await rowsOf(page)).map((s) => ipOf.get(s)!), asc, 'the sort survives the update');
-      await noSideScroll(page, `sorted at ${width} px`);
+      await fitsWidth(page, `sorted at ${width} px`);
       await accessible(page, `sorted at ${width} px`);
       await page.context().close();
     }
@@ -274,7 +265,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
       await until('the count follows the unhide', async () => (await navCount(page)) === awaiting || undefined);
       await page.uncheck('#show-hidden');
       await page.waitForSelector(`#discovered tr[data-serial="${HIDDEN}"]`, { state: 'detached' });
-      await noSideScroll(page, `hidden at ${width} px`);
+      await fitsWidth(page, `hidden at ${width} px`);
       await accessible(page, `hidden at ${width} px`);
       await page.context().close();
     }
@@ -304,7 +295,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
     const phone = await signIn(390);
     await phone.click(`button[data-name-edit="${wireKey}"]`);
     await phone.fill(`[data-name-form="${wireKey}"] input`, 'Stock room');
-    await noSideScroll(phone, 'the name form at 390 px');
+    await fitsWidth(phone, 'the name form at 390 px');
     await accessible(phone, 'the name form at 390 px');
     await phone.click(`[data-name-form="${wireKey}"] button[type=submit]`);
     await phone.waitForFunction((s) => document.querySelector(`#discovered tr[data-serial="${s}"] .printer-name`)?.textContent === 'Stock room', wireKey);
@@ -325,7 +316,7 @@ describe('the Discovered page: printers without a serial, hidden ones, names, so
       await until('and the other way', async () => JSON.stringify(await serials()) === JSON.stringify([SAVED_Z, MAC_KEY, SAVED_A]) || undefined);
       assert.equal(await p.getAttribute('#saved th[data-sort="name"]', 'aria-sort'), 'descending');
       assert.equal(await p.getAttribute('#saved th[data-sort="total"]', 'aria-sort'), 'none');
-      await noSideScroll(p, `printers at ${width} px`);
+      await fitsWidth(p, `printers at ${width} px`);
       await accessible(p, `printers at ${width} px`);
       await p.context().close();
     }

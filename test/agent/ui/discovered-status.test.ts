@@ -15,7 +15,7 @@
 // warning (an agent in the root namespace runs without mDNS, so `mdns` is null).
 // Screenshots go to a temporary directory; PRINTBOX_UI_DOCS=1 copies them to docs/ui/.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -23,6 +23,7 @@ import { repoRoot, startAgent, expectJson, type Agent } from '../../kit/agent.js
 import { device, ndjson, rfc3339 } from '../../kit/seed.js';
 import { fixturePath, startSnmpSim, ensureSnmpsim, type SnmpSim } from '../../kit/snmpsim.js';
 import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
+import { accessible } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing || (ensureSnmpsim() ?? false);
 if (skip) console.log(`# discovered-status UI test skipped: ${skip}`);
@@ -38,7 +39,6 @@ const LINUX_HOST = '127.0.35.1';
 const LAST_SEEN = Date.UTC(2026, 2, 1, 9, 15); // 14:45 in Kolkata
 const SINCE = Date.UTC(2026, 2, 1, 10, 0); // 15:30 in Kolkata
 const MOVE_SEEN = Date.UTC(2026, 2, 1, 10, 20);
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const shots = mkdtempSync(join(tmpdir(), 'printbox-discovered-status-'));
 
 /** What the page must show for an instant: the browser's format in the context's zone. */
@@ -109,13 +109,6 @@ after(async () => {
     }
   }
 });
-
-async function accessible(page: import('playwright-core').Page, what: string): Promise<void> {
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { id: string; impact: string; help: string; nodes: string[] }[];
-  const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `${what}: axe violations ${JSON.stringify(bad, null, 1)}`);
-}
 
 const row = (page: import('playwright-core').Page, serial: string) => page.locator(`#discovered tr[data-serial="${serial}"]`);
 

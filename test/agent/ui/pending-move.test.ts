@@ -6,11 +6,11 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { repoRoot, startAgent, expectJson, type Agent } from '../../kit/agent.js';
+import { startAgent, expectJson, type Agent } from '../../kit/agent.js';
 import { HOUR, device, metrics, ndjson } from '../../kit/seed.js';
 import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
+import { accessible } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing;
 if (skip) console.log(`# pending-move UI test skipped: ${skip}`);
@@ -18,7 +18,6 @@ if (skip) console.log(`# pending-move UI test skipped: ${skip}`);
 const SERIAL = 'SPOOF-UI-0001';
 const SAVED_IP = '127.0.33.1';
 const OTHER_IP = '127.0.33.2';
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 let agent: Agent;
 let browser: import('playwright-core').Browser;
@@ -71,9 +70,7 @@ test('printer page: the pending move and the lower counter are shown with what S
   assert.match(counter, /120,?000 stored before/);
   await page.screenshot({ path: join(mkdtempSync(join(tmpdir(), 'printbox-spoof-ui-')), 'pending-move.png'), fullPage: true, scale: 'css' });
 
-  await page.evaluate(AXE);
-  const found = (await page.evaluate(`axe.run(document.querySelector('#printer-trust'), { resultTypes: ['violations'] }).then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => v.id + ': ' + v.help))`)) as string[];
-  assert.deepEqual(found, [], 'no serious or critical axe violation in the notices');
+  await accessible(page, 'the notices', '#printer-trust');
 
   await page.click('#confirm-move');
   await page.waitForSelector('#pending-move', { state: 'detached' });

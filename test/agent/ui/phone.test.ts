@@ -25,6 +25,7 @@ import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
 import { createLan, lanUnavailable, startAgentInBox, type BoxAgent, type Lan } from '../../kit/lan.js';
 import { HOUR, device, metrics, ndjson } from '../../kit/seed.js';
 import { until } from '../../kit/until.js';
+import { accessible } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing || lanUnavailable();
 if (skip) console.log(`# phone UI tests skipped: ${skip}`);
@@ -36,7 +37,6 @@ const JAMMED = 'PHONE-UI-1';
 const BARE = 'PHONE-UI-2'; // saved, never read: no meters, no supplies
 const FOUND = 'PHONE-UI-3';
 const PASSWORD = 'phone staple battery';
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const shots = process.env.PRINTBOX_UI_SHOTS || mkdtempSync(join(tmpdir(), 'printbox-phone-shots-'));
 mkdirSync(shots, { recursive: true });
 // The screenshots docs/ui.md shows (the sign-in pages there are scripts/docs/screenshots.mjs's).
@@ -92,14 +92,6 @@ function layoutProblems(args: { target: number; phone: boolean }): string[] {
     else if (!(td.textContent ?? '').trim() && !td.querySelector('button, input, select, a, canvas, svg, img')) out.push(`an empty row in a card: ${td.getAttribute('data-label') ?? name(td)}`);
   }
   return [...new Set(out)];
-}
-
-async function accessible(page: Page, what: string): Promise<void> {
-  // Evaluated through the DevTools protocol, not a <script>: the page's CSP stays as served.
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { id: string; impact: string; help: string; nodes: string[] }[];
-  const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `${what}: axe violations ${JSON.stringify(bad, null, 1)}`);
 }
 
 /** A view has drawn: no "Loading…" left in it and nothing changed in it for half a second. */

@@ -7,14 +7,13 @@
 // TLS mode). Before the upload the box says in plain words who failed and what to do; after it,
 // the message is delivered and the box is online, without a restart.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { repoRoot, runCli, startAgent, type Agent } from '../../kit/agent.js';
+import { runCli, startAgent, type Agent } from '../../kit/agent.js';
 import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
 import { issueServerCert, makeCa, type Pems } from '../../kit/private-ca.js';
 import { printmasterUnavailable, startPrintmaster, type PmServer } from '../../kit/printmaster.js';
 import { startSmtp, type SmtpServer } from '../../kit/smtp.js';
+import { accessible, fitsWidth } from '../../kit/page-checks.js';
 
 type Page = import('playwright-core').Page;
 const skip = chromiumMissing || printmasterUnavailable();
@@ -28,7 +27,6 @@ const WIDTHS = [
   { name: 'phone', viewport: { width: 390, height: 844 }, mobile: true },
 ] as const;
 const PARTS = ['Discovery', 'SNMP', 'Polling and alerts', 'Notifications', 'Central server', 'Accounts', 'Billing and order list', 'Updates', 'Box', 'Backup'];
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 describe('settings in parts', { skip: skip || false }, () => {
   let agent: Agent;
@@ -75,15 +73,6 @@ describe('settings in parts', { skip: skip || false }, () => {
   }
   /** The settings as the box has them (asked by the signed-in page). */
   const settingsNow = (page: Page) => page.evaluate(() => fetch('./settings', { headers: { Accept: 'application/json' } }).then((r) => r.json()));
-  async function fitsWidth(page: Page, what: string): Promise<void> {
-    const [doc, win] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
-    assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window`);
-  }
-  async function accessible(page: Page, what: string): Promise<void> {
-    if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-    const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { impact: string }[];
-    assert.deepEqual(found.filter((v) => v.impact === 'serious' || v.impact === 'critical'), [], what);
-  }
   const errorOf = (page: Page, id: string) =>
     page.waitForFunction((i) => (document.getElementById(i)?.textContent ?? '') !== '', id).then(() => page.textContent(`#${id}`));
 

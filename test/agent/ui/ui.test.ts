@@ -17,6 +17,7 @@ import { fixturePath, startSnmpSim, ensureSnmpsim, type SnmpSim } from '../../ki
 import { chromiumMissing, launchChromium } from '../../kit/chromium.js';
 import { createLan, lanUnavailable } from '../../kit/lan.js';
 import { relayInto, startAgentInLan } from '../../kit/ns-relay.js';
+import { accessible, fitsWidth } from '../../kit/page-checks.js';
 
 const skip = chromiumMissing || (ensureSnmpsim() ?? false);
 if (skip) console.log(`# web UI tests skipped: ${skip}`);
@@ -60,7 +61,6 @@ let desktop: import('playwright-core').Page;
 let phone: import('playwright-core').Page;
 let base: string;
 const cspViolations: string[] = [];
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
 
 const post = (path: string, body: unknown) =>
   agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
@@ -120,21 +120,6 @@ after(async () => {
 
 async function shot(page: import('playwright-core').Page, name: string): Promise<void> {
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: true, scale: 'css' });
-}
-
-/** axe-core in the page: no serious or critical violation. */
-async function accessible(page: import('playwright-core').Page, what: string): Promise<void> {
-  // Evaluated through the DevTools protocol, not a <script>: the page's CSP stays as served.
-  if (!(await page.evaluate('typeof window.axe !== "undefined"'))) await page.evaluate(AXE);
-  const found = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')).slice(0, 5) })))`)) as { id: string; impact: string; help: string; nodes: string[] }[];
-  const bad = found.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-  assert.deepEqual(bad, [], `${what}: axe violations ${JSON.stringify(bad, null, 1)}`);
-}
-
-/** Nothing wider than the screen (tables become cards on a phone). */
-async function fitsWidth(page: import('playwright-core').Page, what: string): Promise<void> {
-  const [doc, win] = (await page.evaluate('[document.documentElement.scrollWidth, window.innerWidth]')) as [number, number];
-  assert.ok(doc <= win, `${what}: the page is ${doc} px wide in a ${win} px window`);
 }
 
 async function go(page: import('playwright-core').Page, hash: string, ready: string): Promise<void> {
