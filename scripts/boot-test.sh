@@ -24,7 +24,8 @@
 # the console's last lines, once per stage.
 # The VM is inspected through a root shell on a second serial port that exists only in this
 # test's copy of the image (the shipped image has no such thing).
-# Prints why and exits 0 only when this machine cannot run QEMU at all.
+# Prints why and exits 0 only when this machine cannot run QEMU at all (and fails instead when
+# PRINTBOX_BOOT_TEST_REQUIRED=1, as scripts/test.sh sets on a root x86_64 host).
 # Env: PRINTBOX_BOOT_TEST_NO_BUILD=1 uses the existing build/amd64 artifacts.
 #      PRINTBOX_BOOT_TEST_ONLY=boot-partition runs the static checks and the late/missing boot
 #      partition stage only, in a VM of its own (scripts/test.sh runs it beside the rest);

@@ -62,8 +62,7 @@ fi
 [ -e /usr/share/keyrings/debian-archive-keyring.gpg ] || need+=(debian-archive-keyring)
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing: ${need[*]}"
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  "$repo/scripts/apt-install.sh" "${need[@]}" >/dev/null
 fi
 if [ "$target" = arm64 ] && [ "$(uname -m)" != aarch64 ]; then
   # qemu-user-static runs the arm64 maintainer scripts; nothing mounts binfmt_misc here.

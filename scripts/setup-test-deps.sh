@@ -35,6 +35,5 @@ if [ ${#need[@]} -gt 0 ]; then
     printf '#!/bin/sh\nexit 101\n' >"$blocker" && chmod 755 "$blocker"
     trap 'rm -f "$blocker"' EXIT
   fi
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}"
+  "$(dirname "$0")/apt-install.sh" "${need[@]}"
 fi

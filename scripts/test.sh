@@ -172,12 +172,12 @@ if [ -x scripts/boot-test.sh ]; then
     build_done amd64 "$amd64_status" "$amd64_log"
     echo "== beside the boot test once the card is built: the boot test's stage \"boot partition missing\" (log: $part_log), then the card's smoke boot (log: $card_log)"
     ( while [ ! -s "$pi_status_file" ] && kill -0 "$images_pid" 2>/dev/null; do sleep 2; done
-      exec env PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_ONLY=boot-partition scripts/boot-test.sh ) >"$part_log" 2>&1 &
+      exec env PRINTBOX_BOOT_TEST_REQUIRED=1 PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_ONLY=boot-partition scripts/boot-test.sh ) >"$part_log" 2>&1 &
     part_pid=$!
     ( while kill -0 "$part_pid" 2>/dev/null; do sleep 2; done
       build_done "Raspberry Pi card" "$pi_status_file" "$pi_log" >/dev/null; nice -n "$build_nice" scripts/image/smoke-arm64.sh ) >"$card_log" 2>&1 &
     card_pid=$!
-    PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_SKIP=boot-partition scripts/boot-test.sh
+    PRINTBOX_BOOT_TEST_REQUIRED=1 PRINTBOX_BOOT_TEST_NO_BUILD=1 PRINTBOX_BOOT_TEST_SKIP=boot-partition scripts/boot-test.sh
     p=$part_pid part_pid=""
     side_done 'the boot test'"'"'s stage "boot partition missing"' "$p" "$part_log"
   else

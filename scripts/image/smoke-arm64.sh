@@ -30,8 +30,7 @@ command -v debugfs >/dev/null || need+=(e2fsprogs)
 uboot=$out/qemu-u-boot.bin
 echo "U-Boot for the virt machine: u-boot-qemu $(cat "$out/qemu-u-boot.version" 2>/dev/null || echo '?') (qemu_arm64, from the card's build)"
 if [ ${#need[@]} -gt 0 ]; then
-  apt-get -o DPkg::Lock::Timeout=600 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  "$repo/scripts/apt-install.sh" "${need[@]}" >/dev/null
 fi
 
 failures=0

@@ -43,8 +43,7 @@ tvm_install_tools() {
   command -v grub-editenv >/dev/null || need+=(grub-common)
   [ -e /usr/share/OVMF/OVMF_CODE_4M.fd ] || need+=(ovmf)
   [ ${#need[@]} -eq 0 ] && return 0
-  apt-get -o DPkg::Lock::Timeout=600 update -qq &&
-    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  "$tvm_repo/scripts/apt-install.sh" "${need[@]}" >/dev/null
 }
 TVM_OUT=${TVM_OUT:-$tvm_repo/build/amd64}
 TVM_MAC=${TVM_MAC:-52:54:00:5e:b0:c7}
