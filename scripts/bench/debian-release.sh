@@ -12,7 +12,8 @@
 # network with host forwards on 127.0.0.1 only: nothing leaves the VM). The two releases take
 # turns (B T T B B T ...) so that a machine growing busier weighs on both alike. Prints each boot
 # and, per release, the median: power-on to the first HTTPS answer from outside, systemd-analyze's
-# total (kernel + userspace), and the kernel and systemd the image runs; then the images' sizes.
+# total (firmware to the default target), and the kernel and systemd the image runs; then the
+# images' sizes, and for the last boot of each where its time went.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 runs=${1:-3}
@@ -77,6 +78,11 @@ boot_once() {
     systemd-analyze | head -n 1 | sed -n "s/.*= \([0-9.]*\)s.*/\1/p"
     uname -r
     systemctl --version | head -n 1 | cut -d" " -f2')
+  # Where the time went, kept for the summary (the last boot of each release is printed).
+  VM_TIMEOUT=60 tvm_sh 'systemd-analyze | head -n 1
+    systemd-analyze critical-chain printbox-agent.service | sed -n "4,12p"
+    systemd-analyze blame | head -n 12
+    journalctl -b -u printbox-agent -o cat | grep -m1 "start-up phases"' > "$tmp/$rel/where.txt" 2>&1 || true
   tvm_poweroff_hard
   mapfile -t f <<<"$figures"
   printf '%s\t%s\t%s\t%s\t%s\n' "$rel" "$t" "${f[0]:-?}" "${f[1]:-?}" "${f[2]:-?}" >> "$results"
@@ -91,13 +97,15 @@ done
 
 median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 echo
-echo "release   boots  power-on to HTTPS (median)  systemd-analyze (median)  kernel / systemd   rootfs used  data written"
+echo "release   boots  power-on to HTTPS (median)  systemd-analyze (median)  kernel / systemd   root filesystem"
 for rel in "${releases[@]}"; do
-  out=$bench/$rel/build/amd64
   https=$(awk -F'\t' -v r="$rel" '$1 == r { print $2 }' "$results" | median)
   analyze=$(awk -F'\t' -v r="$rel" '$1 == r { print $3 }' "$results" | median)
   versions=$(awk -F'\t' -v r="$rel" '$1 == r { print $4 " / " $5; exit }' "$results")
-  used=$(debugfs -R stats "$out/rootfs.img" 2>/dev/null | awk -F: '/^Block count/ { n = $2 } /^Free blocks/ { f = $2 } /^Block size/ { b = $2 } END { printf "%d MiB", (n - f) * b / 1048576 }')
-  data=$(du -m "$out/disk.img" | cut -f1)
-  printf '%-9s %5d  %24s s  %22s s  %-16s  %11s  %8s MiB (disk.img)\n' "$rel" "$runs" "$https" "$analyze" "$versions" "$used" "$data"
+  used=$(sed -n 's/^rootfs.img .*(\([0-9]*\) MiB used).*/\1 MiB/p' "$bench/build-$rel.log")   # the build's du of the tree
+  printf '%-9s %5d  %24s s  %22s s  %-16s  %s\n' "$rel" "$runs" "$https" "$analyze" "$versions" "${used:-?}"
+done
+for rel in "${releases[@]}"; do
+  echo; echo "== $rel, its last boot: systemd-analyze, the agent's critical chain, the slowest units, the agent's start-up"
+  sed 's/^/   /' "$tmp/$rel/where.txt"
 done
