@@ -122,6 +122,8 @@ export interface Agent extends TestConfig {
   request(path: string, opts?: ReqOptions): Promise<Res>;
   /** Shortcut: GET with Accept: application/json. */
   get(path: string, headers?: Record<string, string>): Promise<Res>;
+  /** Shortcut: POST of `body` as JSON, with Accept: application/json. */
+  post(path: string, body: unknown): Promise<Res>;
   stdout(): string;
   stderr(): string;
   alive(): boolean;
@@ -129,6 +131,14 @@ export interface Agent extends TestConfig {
   stop(opts?: { keepDir?: boolean; signal?: NodeJS.Signals }): Promise<number | null>;
   /** Stop (keeping the data dir) and start again with the same config and ports. */
   restart(): Promise<void>;
+}
+
+/** An agent's `get` and `post` (JSON in and out), made from its `request`: one definition for every kind of agent. */
+export function jsonShortcuts(request: Agent['request']): Pick<Agent, 'get' | 'post'> {
+  return {
+    get: (path, headers = {}) => request(path, { headers: { Accept: 'application/json', ...headers } }),
+    post: (path, body) => request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) }),
+  };
 }
 
 export interface CliResult {
@@ -450,9 +460,7 @@ export async function startAgent(opts: AgentOptions = {}): Promise<Agent> {
       const ca = existsSync(cfg.certPath) ? readFileSync(cfg.certPath) : undefined;
       return httpsRequest(cfg.httpsPort, path, { ...o, ca, insecure: !ca });
     },
-    get(path, headers = {}) {
-      return agent.request(path, { headers: { Accept: 'application/json', ...headers } });
-    },
+    ...jsonShortcuts((path, o) => agent.request(path, o)),
     stdout: () => log.out,
     stderr: () => log.err,
     alive: () => proc.exitCode === null && proc.signalCode === null,

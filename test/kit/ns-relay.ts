@@ -20,7 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { httpRequest, httpsRequest, type Agent, type AgentOptions } from './agent.js';
+import { httpRequest, httpsRequest, jsonShortcuts, type Agent, type AgentOptions } from './agent.js';
 import { startAgentInBox, type BoxAgent, type Lan } from './lan.js';
 
 export interface Relay {
@@ -132,9 +132,7 @@ export async function startAgentInLan(lan: Lan, opts: AgentOptions & { expose?: 
       const ca = existsSync(cfg.certPath) ? readFileSync(cfg.certPath) : undefined;
       return httpsRequest(https.port, path, { ...o, ca, insecure: !ca });
     },
-    get(path, headers = {}) {
-      return agent.request(path, { headers: { Accept: 'application/json', ...headers } });
-    },
+    ...jsonShortcuts((path, o) => agent.request(path, o)),
     stdout: () => box.stdout(),
     stderr: () => box.stderr(),
     alive: () => box.alive(),

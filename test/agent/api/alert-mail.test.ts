@@ -25,8 +25,6 @@ let sim: SnmpSim;
 let smtp: SmtpServer;
 let agent: Agent;
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 /** The message's text as a reader sees it: quoted-printable soft breaks and escapes undone. */
 const readable = (raw: string) =>
@@ -38,7 +36,7 @@ before(async () => {
   smtp = await startSmtp({ ...cert, users: { [USER]: PASSWORD } });
   agent = await startAgent();
   expectJson(
-    await post('/settings', {
+    await agent.post('/settings', {
       discovery: { manual_ranges: true, ranges_text: ADDRESS, allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 1500, subnet_scan: false },
       snmp: { port: sim.port, communities: ['public'] },
       // No forecast here: the printer has one reading (the unit tests cover "will run out around").
@@ -51,10 +49,10 @@ before(async () => {
       display: { time_zone: ZONE },
     }),
   );
-  expectJson(await post('/discover', {}), 202);
+  expectJson(await agent.post('/discover', {}), 202);
   await until('the scan to find the printer', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
-  expectJson(await post('/devices/save', { serial: SERIAL }));
-  expectJson(await post('/devices/update', { serial: SERIAL, location: LOCATION }));
+  expectJson(await agent.post('/devices/save', { serial: SERIAL }));
+  expectJson(await agent.post('/devices/update', { serial: SERIAL, location: LOCATION }));
 });
 
 after(async () => {
@@ -66,14 +64,14 @@ after(async () => {
 test('display.time_zone: an IANA name, else a 400 naming the field and nothing changed', async () => {
   const before = (expectJson(await agent.get('/settings')) as any).display;
   assert.equal(before.time_zone, ZONE);
-  expectTextError(await post('/settings', { display: { time_zone: 'Mars/Olympus' } }), 400, 'display.time_zone must be an IANA time zone name such as UTC or Europe/Berlin');
-  expectTextError(await post('/settings', { display: { zone: 'UTC' } }), 400, 'unknown setting display.zone');
+  expectTextError(await agent.post('/settings', { display: { time_zone: 'Mars/Olympus' } }), 400, 'display.time_zone must be an IANA time zone name such as UTC or Europe/Berlin');
+  expectTextError(await agent.post('/settings', { display: { zone: 'UTC' } }), 400, 'unknown setting display.zone');
   assert.deepEqual((expectJson(await agent.get('/settings')) as any).display, before, 'nothing changed');
 });
 
 test('a low-ink e-mail names the ink, the model, location and address, the box, a local time and the link', async () => {
-  expectJson(await post('/devices/metrics/collect', { serial: SERIAL }));
-  expectJson(await post('/settings', { alerts: { supply_below_percent: 15 } }));
+  expectJson(await agent.post('/devices/metrics/collect', { serial: SERIAL }));
+  expectJson(await agent.post('/settings', { alerts: { supply_below_percent: 15 } }));
   const mails = await until('three low-ink e-mails', () => {
     const mine = smtp.received.filter((m) => readable(m.raw).includes(SERIAL));
     return mine.length >= 3 ? mine : undefined;

@@ -42,8 +42,6 @@ const started = Date.now();
 let lastAnswerNotBefore = 0;
 let lastAnswer = 0;
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 /** Serves `printer` a variant of its recording (`changes`: OID -> "TAG|VALUE", or null to drop it). */
 function serve(printer: typeof KYOCERA, name: string, changes: Record<string, string | null>): void {
@@ -74,7 +72,7 @@ function serveKyocera(percent: number, jammed = false): void {
 
 /** A real read of one printer; the snapshot answered. */
 async function readNow(serial: string): Promise<any> {
-  return expectJson(await post('/devices/metrics/collect', { serial }));
+  return expectJson(await agent.post('/devices/metrics/collect', { serial }));
 }
 
 const alerts = async (query = '') => expectJson(await agent.get(`/api/alerts${query}`)) as any[];
@@ -101,16 +99,16 @@ before(async () => {
   agent = await startAgent();
   sse = openEventStream(agent.httpsPort, (event, data) => events.push({ event, data }));
   expectJson(
-    await post('/settings', {
+    await agent.post('/settings', {
       discovery: { manual_ranges: true, ranges_text: '127.0.38.1-3', allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 1500, subnet_scan: false },
       snmp: { port: sim.port, communities: ['public'] },
       // No forecast rule: the printers have minutes of history (unit tests cover it).
       alerts: { supply_empty_within_days: 0, offline_after_minutes: 1 },
     }),
   );
-  expectJson(await post('/discover', {}), 202);
+  expectJson(await agent.post('/discover', {}), 202);
   await until('the scan to end', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
-  for (const p of [KYOCERA, BROTHER, SILENT]) expectJson(await post('/devices/save', { serial: p.serial }));
+  for (const p of [KYOCERA, BROTHER, SILENT]) expectJson(await agent.post('/devices/save', { serial: p.serial }));
 });
 
 after(async () => {
@@ -129,7 +127,7 @@ test('the printers as recorded open no alert; the third stops answering and is n
   await readNow(SILENT.serial);
   await silentSim!.stop();
   silentSim = undefined;
-  expectTextError(await post('/devices/metrics/collect', { serial: SILENT.serial }), 504, `device ${SILENT.serial} did not answer at ${SILENT.address}`);
+  expectTextError(await agent.post('/devices/metrics/collect', { serial: SILENT.serial }), 504, `device ${SILENT.serial} did not answer at ${SILENT.address}`);
   const { device } = expectJson(await agent.get(`/api/devices/profile?serial=${SILENT.serial}`)) as any;
   assert.match(device.status_messages[0], /^not answering since \d{4}-\d\d-\d\dT[0-9:.]+Z: no SNMP answer$/);
   lastAnswer = Date.parse(device.last_seen);
@@ -179,11 +177,11 @@ test('a Kyocera jam and a Brother cover open each open one critical alert, liste
 
 test('acknowledging keeps an alert open, once, with one event', async () => {
   const jam = (await ofPrinter(KYOCERA.serial)).find((a) => a.kind === 'jam');
-  const acked = expectJson(await post('/api/alerts/acknowledge', { id: jam.id })) as any;
+  const acked = expectJson(await agent.post('/api/alerts/acknowledge', { id: jam.id })) as any;
   assert.equal(acked.id, jam.id);
   assert.match(acked.acknowledged_at, /^\d{4}-\d\d-\d\dT/);
   assert.equal(acked.cleared_at, null);
-  const again = expectJson(await post('/api/alerts/acknowledge', { id: jam.id })) as any;
+  const again = expectJson(await agent.post('/api/alerts/acknowledge', { id: jam.id })) as any;
   assert.equal(again.acknowledged_at, acked.acknowledged_at, 'the first acknowledgement counts');
   const ev = await alertEvent(jam.id, 'acknowledged');
   assert.equal(ev.acknowledged_at, acked.acknowledged_at);
@@ -232,7 +230,7 @@ test('the printer not answering: offline opens once a minute has passed, and cle
     async () => {
       if (Date.now() - lastRead >= 3000) {
         lastRead = Date.now();
-        expectTextError(await post('/devices/metrics/collect', { serial: SILENT.serial }), 504, `device ${SILENT.serial} did not answer at ${SILENT.address}`);
+        expectTextError(await agent.post('/devices/metrics/collect', { serial: SILENT.serial }), 504, `device ${SILENT.serial} did not answer at ${SILENT.address}`);
       }
       return (await ofPrinter(SILENT.serial)).find((a) => a.kind === 'offline');
     },

@@ -26,8 +26,6 @@ let agent: Agent;
 const events: { event: string; data: any }[] = [];
 let sse: ReturnType<typeof openEventStream> | undefined;
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 
 /** The recording with the black toner at `percent` and hrPrinterDetectedErrorState set to `errorState` (hex). */
@@ -44,7 +42,7 @@ function serve(percent: number, errorState = '00'): void {
 
 /** A real poll; returns the black toner level it read. */
 async function poll(): Promise<number> {
-  const r = expectJson(await post('/devices/metrics/collect', { serial: SERIAL })) as any;
+  const r = expectJson(await agent.post('/devices/metrics/collect', { serial: SERIAL })) as any;
   return r.toner_levels?.black;
 }
 
@@ -57,16 +55,16 @@ before(async () => {
   agent = await startAgent({ seed: ndjson([device(SILENT, { ip: '127.0.36.200', is_saved: true, last_seen: Date.now() - 2 * HOUR })]) });
   sse = openEventStream(agent.httpsPort, (event, data) => events.push({ event, data }));
   expectJson(
-    await post('/settings', {
+    await agent.post('/settings', {
       discovery: { manual_ranges: true, ranges_text: ADDRESS, allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 1500, subnet_scan: false },
       snmp: { port: sim.port, communities: ['public'] },
       // No forecast rule here: the printer has minutes of history (unit tests cover the rule).
       alerts: { supply_empty_within_days: 0 },
     }),
   );
-  expectJson(await post('/discover', {}), 202);
+  expectJson(await agent.post('/discover', {}), 202);
   await until('the scan to find the printer', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
-  expectJson(await post('/devices/save', { serial: SERIAL }));
+  expectJson(await agent.post('/devices/save', { serial: SERIAL }));
 });
 
 after(async () => {
@@ -80,9 +78,9 @@ test('the rules are settings: defaults shown, a bad value is a 400 naming the fi
   assert.deepEqual(s.alerts, {
     supply_below_percent: 15, supply_empty_within_days: 0, jam: true, door_open: true, paper_out: true, service_requested: true, offline_after_minutes: 60, counter_backwards: true,
   });
-  expectTextError(await post('/settings', { alerts: { supply_below_percent: 101 } }), 400, 'alerts.supply_below_percent must be an integer from 0 to 100');
-  expectTextError(await post('/settings', { alerts: { jam: 'yes' } }), 400, 'alerts.jam must be true or false');
-  expectTextError(await post('/settings', { alerts: { flood: true } }), 400, 'unknown setting alerts.flood');
+  expectTextError(await agent.post('/settings', { alerts: { supply_below_percent: 101 } }), 400, 'alerts.supply_below_percent must be an integer from 0 to 100');
+  expectTextError(await agent.post('/settings', { alerts: { jam: 'yes' } }), 400, 'alerts.jam must be true or false');
+  expectTextError(await agent.post('/settings', { alerts: { flood: true } }), 400, 'unknown setting alerts.flood');
   assert.deepEqual((expectJson(await agent.get('/settings')) as any).alerts, s.alerts);
 });
 
@@ -129,20 +127,20 @@ test('a jam opens a critical alert listed first; acknowledging works once, with 
   assert.equal(ofPrinter(await alerts())[0].id, jam.id, 'newest open first');
 
   const low = ofPrinter(await alerts()).find((a) => a.kind === 'supply_low');
-  const acked = expectJson(await post('/api/alerts/acknowledge', { id: low.id })) as any;
+  const acked = expectJson(await agent.post('/api/alerts/acknowledge', { id: low.id })) as any;
   assert.equal(acked.id, low.id);
   assert.match(acked.acknowledged_at, /^\d{4}-\d\d-\d\dT/);
   assert.equal(acked.cleared_at, null, 'acknowledged is still open');
-  const again = expectJson(await post('/api/alerts/acknowledge', { id: low.id })) as any;
+  const again = expectJson(await agent.post('/api/alerts/acknowledge', { id: low.id })) as any;
   assert.equal(again.acknowledged_at, acked.acknowledged_at, 'the first acknowledgement counts');
   await until('acknowledged event', async () => events.find((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'acknowledged'));
   assert.equal(events.filter((e) => e.event === 'alert' && e.data.id === low.id && e.data.change === 'acknowledged').length, 1);
 
-  expectTextError(await post('/api/alerts/acknowledge', { id: '1' }), 400, 'field id must be a positive integer');
-  expectTextError(await post('/api/alerts/acknowledge', { id: 0 }), 400, 'field id must be a positive integer');
-  expectTextError(await post('/api/alerts/acknowledge', {}), 400, 'field id must be a positive integer');
-  expectTextError(await post('/api/alerts/acknowledge', { id: low.id, note: 'x' }), 400, 'unknown field note');
-  expectTextError(await post('/api/alerts/acknowledge', { id: 999_999 }), 404, 'no alert with id 999999');
+  expectTextError(await agent.post('/api/alerts/acknowledge', { id: '1' }), 400, 'field id must be a positive integer');
+  expectTextError(await agent.post('/api/alerts/acknowledge', { id: 0 }), 400, 'field id must be a positive integer');
+  expectTextError(await agent.post('/api/alerts/acknowledge', {}), 400, 'field id must be a positive integer');
+  expectTextError(await agent.post('/api/alerts/acknowledge', { id: low.id, note: 'x' }), 400, 'unknown field note');
+  expectTextError(await agent.post('/api/alerts/acknowledge', { id: 999_999 }), 404, 'no alert with id 999999');
   expectTextError(await agent.get('/api/alerts?limit=0'), 400, 'limit must be an integer from 1 to 5000');
   expectTextError(await agent.get('/api/alerts?all=yes'), 400, 'all must be true or false');
   // Nothing the refused requests asked for changed.
@@ -172,10 +170,10 @@ test('low again: a new alert opens; turning the rule off clears it, turning it o
   await poll();
   const low = await until('a new supply_low alert', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
   assert.ok(!before.includes(low.id));
-  expectJson(await post('/settings', { alerts: { supply_below_percent: 0 } }));
+  expectJson(await agent.post('/settings', { alerts: { supply_below_percent: 0 } }));
   await until('cleared by the rule turned off', async () => (ofPrinter(await alerts()).length === 0 ? true : undefined));
   // Turned on again, it is judged at once against the stored reading (5%), without a poll.
-  expectJson(await post('/settings', { alerts: { supply_below_percent: 15 } }));
+  expectJson(await agent.post('/settings', { alerts: { supply_below_percent: 15 } }));
   const again = await until('opened by the rule turned on', async () => ofPrinter(await alerts()).find((a) => a.kind === 'supply_low'));
   assert.notEqual(again.id, low.id);
   assert.match(again.message, /^black at 5% /);

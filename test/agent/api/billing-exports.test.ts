@@ -33,8 +33,6 @@ let sim: SnmpSim;
 let agent: Agent;
 let previousPeriod = '';
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 /** Twenty days of a falling black toner (about 3 points a day from 70 %) and cyan stuck low at 5 %. */
 function draining(serial: string): MetricsLine[] {
@@ -82,14 +80,14 @@ after(async () => {
 });
 
 test('the billing read: taken by the schedule at the billing time through a real poll, listed with its delta; as CSV', { skip: skip ?? false }, async () => {
-  expectTextError(await post('/settings', { billing: { time: '24:00' } }), 400, 'billing.time must be a time of day as HH:MM, 24-hour (00:00 to 23:59)');
-  expectTextError(await post('/settings', { billing: { time_zone: 'Mars/Olympus' } }), 400, 'billing.time_zone must be an IANA time zone name such as UTC or Europe/Berlin');
-  expectTextError(await post('/settings', { billing: { day: 32 } }), 400, 'billing.day must be an integer from 1 to 31');
+  expectTextError(await agent.post('/settings', { billing: { time: '24:00' } }), 400, 'billing.time must be a time of day as HH:MM, 24-hour (00:00 to 23:59)');
+  expectTextError(await agent.post('/settings', { billing: { time_zone: 'Mars/Olympus' } }), 400, 'billing.time_zone must be an IANA time zone name such as UTC or Europe/Berlin');
+  expectTextError(await agent.post('/settings', { billing: { day: 32 } }), 400, 'billing.day must be an integer from 1 to 31');
   const t = new Date();
   const time = `${String(t.getUTCHours()).padStart(2, '0')}:${String(t.getUTCMinutes()).padStart(2, '0')}`;
   const due = Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), t.getUTCDate(), t.getUTCHours(), t.getUTCMinutes());
   const period = t.toISOString().slice(0, 7);
-  expectJson(await post('/settings', {
+  expectJson(await agent.post('/settings', {
     discovery: { allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 1500 },
     snmp: { port: sim.port },
     billing: { day: t.getUTCDate(), time, time_zone: 'UTC' },
@@ -148,7 +146,7 @@ test('the order list from seeded forecasts: low now, or forecast to run out with
   // Soonest first: dated items before undated ones.
   assert.ok(list.items.indexOf(black) < list.items.indexOf(cyan));
   // With a window of 1 day, black stays (low) and is still listed; the setting is validated.
-  expectTextError(await post('/settings', { order_list: { within_days: 0 } }), 400, 'order_list.within_days must be an integer from 1 to 365');
+  expectTextError(await agent.post('/settings', { order_list: { within_days: 0 } }), 400, 'order_list.within_days must be an integer from 1 to 365');
 
   const csv = await agent.get('/api/supplies/order-list?format=csv');
   assert.equal(csv.status, 200);

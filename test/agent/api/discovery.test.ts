@@ -26,8 +26,6 @@ let agent: Agent;
 const events: { event: string; data: any }[] = [];
 let sse: ReturnType<typeof openEventStream> | undefined;
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 
 before(async () => {
@@ -39,7 +37,7 @@ before(async () => {
   });
   // Listen to the event stream for the whole file.
   sse = openEventStream(agent.httpsPort, (event, data) => events.push({ event, data }));
-  const r = await post('/settings', {
+  const r = await agent.post('/settings', {
     discovery: { manual_ranges: true, ranges_text: '127.0.1.1-40', allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800, discover_concurrency: 16 },
     snmp: { port: sim.port, communities: ['public'] },
   });
@@ -58,10 +56,10 @@ test('the event stream opens with connected', async () => {
 });
 
 test('POST /discover answers 202 at once, does not double a running scan, and finds exactly the printers', async () => {
-  const first = expectJson(await post('/discover', {}), 202) as any;
+  const first = expectJson(await agent.post('/discover', {}), 202) as any;
   assert.equal(first.state, 'running');
   assert.equal(typeof first.scan_id, 'number');
-  const second = expectJson(await post('/discover', {}), 202) as any;
+  const second = expectJson(await agent.post('/discover', {}), 202) as any;
   assert.equal(second.scan_id, first.scan_id);
   assert.equal(second.already_running, true);
 
@@ -99,9 +97,9 @@ test('POST /discover answers 202 at once, does not double a running scan, and fi
 });
 
 test('a person-set location survives re-discovery; saving moves a device to the saved list', async () => {
-  expectJson(await post('/devices/update', { serial: 'VD21457943', location: 'Reception', asset_number: 'A-17' }));
-  expectJson(await post('/devices/save', { serial: 'VD21457943' }));
-  expectJson(await post('/discover', {}), 202);
+  expectJson(await agent.post('/devices/update', { serial: 'VD21457943', location: 'Reception', asset_number: 'A-17' }));
+  expectJson(await agent.post('/devices/save', { serial: 'VD21457943' }));
+  expectJson(await agent.post('/discover', {}), 202);
   await until('scan end', async () => ((expectJson(await agent.get('/discover')) as any).state === 'running' ? undefined : true));
   const profile = expectJson(await agent.get('/api/devices/profile?serial=VD21457943')) as any;
   assert.equal(profile.device.location, 'Reception');
@@ -115,12 +113,12 @@ test('a person-set location survives re-discovery; saving moves a device to the 
 });
 
 test('collect reads moving counters between two polls', async () => {
-  const first = expectJson(await post('/devices/metrics/collect', { serial: 'VD21457943' })) as any;
+  const first = expectJson(await agent.post('/devices/metrics/collect', { serial: 'VD21457943' })) as any;
   assert.equal(first.page_count, 7432);
   const moved = join(sim.workDir, 'moved.snmprec');
   writeMovedCounters(fixturePath('printmaster/kyocera_p2040.snmprec'), moved, 250);
   sim.switchRecording('127.0.1.1', moved);
-  const second = expectJson(await post('/devices/metrics/collect', { serial: 'VD21457943' })) as any;
+  const second = expectJson(await agent.post('/devices/metrics/collect', { serial: 'VD21457943' })) as any;
   assert.equal(second.page_count, 7432 + 250);
   assert.ok(second.id > first.id);
   const latest = expectJson(await agent.get('/api/devices/metrics/latest?serial=VD21457943')) as any;
@@ -128,17 +126,17 @@ test('collect reads moving counters between two polls', async () => {
 });
 
 test('a saved device that stops answering is marked, not deleted', async () => {
-  expectTextError(await post('/devices/metrics/collect', { serial: SILENT_SAVED }), 504, `device ${SILENT_SAVED} did not answer at 127.0.1.39`);
+  expectTextError(await agent.post('/devices/metrics/collect', { serial: SILENT_SAVED }), 504, `device ${SILENT_SAVED} did not answer at 127.0.1.39`);
   const profile = expectJson(await agent.get(`/api/devices/profile?serial=${SILENT_SAVED}`)) as any;
   assert.match(profile.device.status_messages[0], /^not answering since \d{4}-\d\d-\d\dT[0-9:.]+Z: /);
   assert.equal(profile.latest_metrics.page_count, 5);
 });
 
 test('device management bodies are validated and errors change nothing', async () => {
-  expectTextError(await post('/devices/save', { serial: 'NOPE' }), 404, 'no device with serial "NOPE"');
-  expectTextError(await post('/devices/save', {}), 400, 'missing field serial');
-  expectTextError(await post('/devices/update', { serial: 'RH28Y00024', colour: 'red' }), 400, 'unknown field colour');
-  expectTextError(await post('/devices/update', { serial: 'RH28Y00024', location: 5 }), 400, 'field location must be a string');
+  expectTextError(await agent.post('/devices/save', { serial: 'NOPE' }), 404, 'no device with serial "NOPE"');
+  expectTextError(await agent.post('/devices/save', {}), 400, 'missing field serial');
+  expectTextError(await agent.post('/devices/update', { serial: 'RH28Y00024', colour: 'red' }), 400, 'unknown field colour');
+  expectTextError(await agent.post('/devices/update', { serial: 'RH28Y00024', location: 5 }), 400, 'field location must be a string');
   const bad = await agent.request('/devices/save', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"serial": ' });
   assert.equal(bad.status, 400);
   assert.match(bad.body, /^malformed JSON body/);
@@ -148,20 +146,20 @@ test('device management bodies are validated and errors change nothing', async (
 
 test('settings: a bad field is named and nothing changes; changes persist', async () => {
   const before = expectJson(await agent.get('/settings')) as any;
-  expectTextError(await post('/settings', { discovery: { discover_concurrency: 0, subnet_scan: true } }), 400, 'discovery.discover_concurrency must be an integer from 1 to 256');
-  const tooWide = await post('/settings', { discovery: { ranges_text: '127.0.0.1\n127.0.0.0/8' } });
+  expectTextError(await agent.post('/settings', { discovery: { discover_concurrency: 0, subnet_scan: true } }), 400, 'discovery.discover_concurrency must be an integer from 1 to 256');
+  const tooWide = await agent.post('/settings', { discovery: { ranges_text: '127.0.0.1\n127.0.0.0/8' } });
   assert.equal(tooWide.status, 400);
   assert.match(tooWide.body, /^discovery\.ranges_text: line 2: .*4096/);
   assert.deepEqual(expectJson(await agent.get('/settings')), before);
   // The deprecated endpoint still works and writes the same setting.
-  expectJson(await post('/settings/subnet_scan', { subnet_scan: false }));
+  expectJson(await agent.post('/settings/subnet_scan', { subnet_scan: false }));
   assert.equal((expectJson(await agent.get('/settings')) as any).discovery.subnet_scan, false);
   expectTextError(await agent.get('/saved_ranges'), 410, 'gone: /saved_ranges was removed; use /settings, field discovery.ranges_text');
   expectTextError(await agent.get('/mib_walk'), 410, 'gone: /mib_walk was removed; discovery reads printers itself, configure it through /settings');
 });
 
 test('delete removes the device and all its history', async () => {
-  expectJson(await post('/devices/delete', { serial: 'RH28Y00024' }));
+  expectJson(await agent.post('/devices/delete', { serial: 'RH28Y00024' }));
   expectTextError(await agent.get('/api/devices/profile?serial=RH28Y00024'), 404, 'not found');
   expectTextError(await agent.get('/api/devices/metrics/bounds?serial=RH28Y00024'), 404, 'no metrics found');
   await until('deleted event', async () => events.find((e) => e.event === 'device_change' && e.data.serial === 'RH28Y00024' && e.data.change === 'deleted'));

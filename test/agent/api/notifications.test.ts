@@ -61,8 +61,6 @@ function verify(headers: http.IncomingHttpHeaders, body: string): boolean {
   return got.length === want.length && timingSafeEqual(got, want);
 }
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 const settings = async () => expectJson(await agent.get('/settings')) as any;
 const outbox = async () => expectJson(await agent.get('/api/notifications/outbox?limit=500')) as any;
 const hookUrl = (path: string) => `http://${RECEIVER_HOST}:8080${path}`;
@@ -70,12 +68,12 @@ const mailsAbout = (serial: string) => smtp.received.filter((m) => m.raw.include
 
 /** Opens an offline alert for each seeded printer (silent 30 minutes, rule 10), after clearing any. */
 async function openOfflineAlerts(): Promise<any[]> {
-  expectJson(await post('/settings', { alerts: { offline_after_minutes: 60 } }));
+  expectJson(await agent.post('/settings', { alerts: { offline_after_minutes: 60 } }));
   await until('offline alerts cleared', async () => {
     const open = (expectJson(await agent.get('/api/alerts')) as any[]).filter((a) => SERIALS.includes(a.serial));
     return open.length === 0;
   });
-  expectJson(await post('/settings', { alerts: { offline_after_minutes: 10 } }));
+  expectJson(await agent.post('/settings', { alerts: { offline_after_minutes: 10 } }));
   return until('three offline alerts', async () => {
     const open = (expectJson(await agent.get('/api/alerts')) as any[]).filter((a) => SERIALS.includes(a.serial) && a.kind === 'offline');
     return open.length === 3 ? open : undefined;
@@ -162,13 +160,13 @@ test('defaults shown; bad values are a 400 naming the field and change nothing',
     [{ recipients: [{ emails: [OPS], cc: [] }] }, 'unknown setting notifications.recipients[0].cc'],
     [{ bogus: 1 }, 'unknown setting notifications.bogus'],
   ];
-  for (const [n, message] of cases) expectTextError(await post('/settings', { notifications: n }), 400, message);
+  for (const [n, message] of cases) expectTextError(await agent.post('/settings', { notifications: n }), 400, message);
   assert.deepEqual(await settings(), before, 'nothing changed');
 });
 
 test('secrets are write-only: shown as "" and set/not set, kept when sent back as "", never in a response or the log', async () => {
   const s = expectJson(
-    await post('/settings', {
+    await agent.post('/settings', {
       notifications: { ...MAIL(), smtp_password: PASSWORD, webhook_secret: SECRET, digest_minutes: 0, recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook')] }] },
     }),
   ) as any;
@@ -177,7 +175,7 @@ test('secrets are write-only: shown as "" and set/not set, kept when sent back a
   assert.equal(s.notifications.smtp_password_set, true);
   assert.equal(s.notifications.webhook_secret_set, true);
   // The UI sends the shown form back: "" and the read-only flags keep what is stored.
-  const again = expectJson(await post('/settings', { notifications: (await settings()).notifications })) as any;
+  const again = expectJson(await agent.post('/settings', { notifications: (await settings()).notifications })) as any;
   assert.equal(again.notifications.smtp_password_set, true);
   assert.equal(again.notifications.webhook_secret_set, true);
   for (const path of ['/settings', '/api/notifications/outbox', '/logs?tail=2000']) {
@@ -188,15 +186,15 @@ test('secrets are write-only: shown as "" and set/not set, kept when sent back a
 });
 
 test('send a test: certificates are verified (a self-signed one fails until trusted as ca_pem); then e-mail over STARTTLS with AUTH and a signed webhook', async () => {
-  const refused = expectJson(await post('/api/notifications/test', {})) as any;
+  const refused = expectJson(await agent.post('/api/notifications/test', {})) as any;
   const mail = refused.results.find((r: any) => r.channel === 'email');
   assert.equal(mail.ok, false);
   assert.match(mail.error, /self[- ]signed|certificate/i, mail.error);
   assert.equal(smtp.received.length, 0, 'nothing sent over an unverified connection');
 
   // Trusting a certificate changes who may receive the stored password: it is given again.
-  expectJson(await post('/settings', { notifications: { ca_pem: cert.cert, smtp_password: PASSWORD } }));
-  const ok = expectJson(await post('/api/notifications/test', {})) as any;
+  expectJson(await agent.post('/settings', { notifications: { ca_pem: cert.cert, smtp_password: PASSWORD } }));
+  const ok = expectJson(await agent.post('/api/notifications/test', {})) as any;
   assert.deepEqual(
     ok.results.map((r: any) => [r.channel, r.target, r.ok]).sort(),
     [['email', OPS, true], ['webhook', hookUrl('/hook'), true]],
@@ -213,10 +211,10 @@ test('send a test: certificates are verified (a self-signed one fails until trus
   assert.equal(JSON.parse(hook.body).event, 'test');
 
   // One recipient only; anything else is refused.
-  const one = expectJson(await post('/api/notifications/test', { target: OPS })) as any;
+  const one = expectJson(await agent.post('/api/notifications/test', { target: OPS })) as any;
   assert.deepEqual(one.results.map((r: any) => r.target), [OPS]);
-  expectTextError(await post('/api/notifications/test', { target: 'other@example.test' }), 400, 'field target must be one of the e-mail addresses or webhooks in notifications.recipients');
-  expectTextError(await post('/api/notifications/test', { to: OPS }), 400, 'unknown field to');
+  expectTextError(await agent.post('/api/notifications/test', { target: 'other@example.test' }), 400, 'field target must be one of the e-mail addresses or webhooks in notifications.recipients');
+  expectTextError(await agent.post('/api/notifications/test', { to: OPS }), 400, 'unknown field to');
 
   // A webhook over https, verified against ca_pem (the receiver's self-signed certificate).
   const secureHooks: Hook[] = [];
@@ -234,30 +232,30 @@ test('send a test: certificates are verified (a self-signed one fails until trus
   const secureRelay = await relayInto(lan.laptopNs, RECEIVER_HOST, 8443, (secure.address() as { port: number }).port);
   try {
     const secureUrl = `https://${RECEIVER_HOST}:8443/hook`;
-    expectJson(await post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook'), secureUrl] }] } }));
-    const viaHttps = expectJson(await post('/api/notifications/test', { target: secureUrl })) as any;
+    expectJson(await agent.post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook'), secureUrl] }] } }));
+    const viaHttps = expectJson(await agent.post('/api/notifications/test', { target: secureUrl })) as any;
     assert.deepEqual(viaHttps.results, [{ channel: 'webhook', target: secureUrl, ok: true }]);
     assert.equal(secureHooks.length, 1);
     assert.equal(secureHooks[0].valid, true);
-    expectJson(await post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook')] }] } }));
+    expectJson(await agent.post('/settings', { notifications: { recipients: [{ emails: [OPS], webhooks: [hookUrl('/hook')] }] } }));
   } finally {
     secure.close();
     secureRelay.stop();
   }
 
   // TLS from the start (465-style), same certificate.
-  expectJson(await post('/settings', { notifications: { smtp_port: smtpTls.port, smtp_security: 'tls', smtp_password: PASSWORD } }));
-  const tls = expectJson(await post('/api/notifications/test', { target: OPS })) as any;
+  expectJson(await agent.post('/settings', { notifications: { smtp_port: smtpTls.port, smtp_security: 'tls', smtp_password: PASSWORD } }));
+  const tls = expectJson(await agent.post('/api/notifications/test', { target: OPS })) as any;
   assert.equal(tls.results[0].ok, true, JSON.stringify(tls.results));
   assert.equal(smtpTls.received.length, 1);
   assert.equal(smtpTls.received[0].secure, true);
-  expectJson(await post('/settings', { notifications: { ...MAIL(), smtp_password: PASSWORD } }));
+  expectJson(await agent.post('/settings', { notifications: { ...MAIL(), smtp_password: PASSWORD } }));
 });
 
 test('digest: three alerts opened together are one e-mail and one webhook call', async () => {
   const mailsBefore = smtp.received.length;
   const hooksBefore = hooks.length;
-  expectJson(await post('/settings', { notifications: { digest_minutes: 1 } }));
+  expectJson(await agent.post('/settings', { notifications: { digest_minutes: 1 } }));
   const alerts = await openOfflineAlerts();
   const row = await until('the digest delivered', async () => {
     const o = await outbox();
@@ -288,11 +286,11 @@ test('digest: three alerts opened together are one e-mail and one webhook call',
   }
   assert.match(body.text, /^PrintBox \S+ .*opened 3 alerts:/);
   assert.equal(calls[0].headers['x-printbox-delivery'], String(body.delivery_id));
-  expectJson(await post('/settings', { notifications: { digest_minutes: 0 } }));
+  expectJson(await agent.post('/settings', { notifications: { digest_minutes: 0 } }));
 });
 
 test('a mail server answering 451 is tried again: each alert delivered once', async () => {
-  expectJson(await post('/settings', { notifications: { recipients: [{ kinds: ['offline'], emails: [OPS] }] } }));
+  expectJson(await agent.post('/settings', { notifications: { recipients: [{ kinds: ['offline'], emails: [OPS] }] } }));
   smtp.refuseNext(1);
   const before = smtp.received.length;
   const alerts = await openOfflineAlerts();
@@ -309,7 +307,7 @@ test('a mail server answering 451 is tried again: each alert delivered once', as
 });
 
 test('a webhook that redirects is not followed: retried, then marked failed, in the outbox and the log', async () => {
-  expectJson(await post('/settings', { notifications: { recipients: [{ webhooks: [hookUrl('/moved')] }] } }));
+  expectJson(await agent.post('/settings', { notifications: { recipients: [{ webhooks: [hookUrl('/moved')] }] } }));
   const alerts = await openOfflineAlerts();
   const failed = await until('three messages failed', async () => {
     const o = await outbox();
@@ -328,7 +326,7 @@ test('a webhook that redirects is not followed: retried, then marked failed, in 
 });
 
 test('a message queued while the mail server is down survives a kill -9 and is delivered after the restart', async () => {
-  expectJson(await post('/settings', { notifications: { recipients: [{ kinds: ['offline'], emails: [OPS] }] } }));
+  expectJson(await agent.post('/settings', { notifications: { recipients: [{ kinds: ['offline'], emails: [OPS] }] } }));
   await smtp.stop(); // connection refused from now on
   const alerts = await openOfflineAlerts();
   await until('each message tried once and pending', async () => {

@@ -49,8 +49,6 @@ function withValue(src: string, dst: string, oid: string, value: string): void {
   chmodSync(dst, 0o644);
 }
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 async function device(): Promise<any> {
   return (expectJson(await agent.get(`/api/devices/profile?serial=${SERIAL}`)) as any).device;
@@ -68,8 +66,8 @@ async function latestPages(): Promise<number> {
 
 /** Runs one scan to its end (polls its state; bounded). */
 async function scanOnce(ranges: string): Promise<any> {
-  expectJson(await post('/settings', { discovery: { ranges_text: ranges } }));
-  const started = expectJson(await post('/discover', {}), 202) as any;
+  expectJson(await agent.post('/settings', { discovery: { ranges_text: ranges } }));
+  const started = expectJson(await agent.post('/discover', {}), 202) as any;
   const deadline = Date.now() + 60_000;
   for (;;) {
     const s = expectJson(await agent.get('/discover')) as any;
@@ -92,7 +90,7 @@ before(async () => {
   responderSim = await startSnmpSim({ endpoints: [{ address: RESPONDER, recording: responderRecording }], port });
   agent = await startAgent({});
   expectJson(
-    await post('/settings', {
+    await agent.post('/settings', {
       discovery: { subnet_scan: false, manual_ranges: true, ranges_text: PRINTER, allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800, discover_concurrency: 4 },
       snmp: { port, communities: ['public'] },
     }),
@@ -100,7 +98,7 @@ before(async () => {
   // The printer, found where it is and saved: its history starts at 120,000 pages.
   const s = await scanOnce(PRINTER);
   assert.equal(s.found, 1);
-  expectJson(await post('/devices/save', { serial: SERIAL }));
+  expectJson(await agent.post('/devices/save', { serial: SERIAL }));
   const d = await device();
   assert.equal(d.ip, PRINTER);
   assert.equal(await latestPages(), PAGES);
@@ -142,7 +140,7 @@ test('(b) both answering: the record stays, a pending move is shown, nothing fro
   const again = await device();
   assert.equal(again.ip, PRINTER);
   assert.equal(again.raw_data.pending_move.sightings, 2);
-  const polled = expectJson(await post('/devices/metrics/collect', { serial: SERIAL })) as any;
+  const polled = expectJson(await agent.post('/devices/metrics/collect', { serial: SERIAL })) as any;
   assert.equal(polled.page_count, PAGES);
   assert.equal(await latestPages(), PAGES);
 });
@@ -175,7 +173,7 @@ async function printerSilent(): Promise<void> {
   assert.equal(again.ip, PRINTER);
   assert.ok(again.raw_data.pending_move.sightings >= 2);
   // A poll: the saved address is silent, the pending one is read, and still not trusted.
-  expectTextError(await post('/devices/metrics/collect', { serial: SERIAL }), 504, `device ${SERIAL} did not answer at ${PRINTER}`);
+  expectTextError(await agent.post('/devices/metrics/collect', { serial: SERIAL }), 504, `device ${SERIAL} did not answer at ${PRINTER}`);
   const polled = await device();
   assert.equal(polled.ip, PRINTER);
   assert.ok(polled.status_messages.some((m: string) => m.startsWith('not answering since')));
@@ -190,7 +188,7 @@ test('(d) a lower page counter is flagged on the device, not stored; a person ca
   const swapped = join(tmp, 'swapped.snmprec');
   writeMovedCounters(RECORDING, swapped, 100); // the new board counts from 7,532
   printerSim!.switchRecording(PRINTER, swapped);
-  const r = await post('/devices/metrics/collect', { serial: SERIAL });
+  const r = await agent.post('/devices/metrics/collect', { serial: SERIAL });
   expectTextError(r, 409, `page counter went down: 7532 read at ${PRINTER}, ${PAGES} stored; the reading is flagged on the device, not stored (POST /devices/confirm-counter accepts it)`);
   const d = await device();
   assert.deepEqual(
@@ -206,33 +204,33 @@ test('(d) a lower page counter is flagged on the device, not stored; a person ca
   assert.equal((await pageCounts()).length, rowsBefore);
   assert.equal((await device()).raw_data.counter_flag.page_count, 7532);
 
-  expectTextError(await post('/devices/confirm-counter', { serial: 'NOSUCH' }), 404, 'no device with serial "NOSUCH"');
-  expectTextError(await post('/devices/confirm-counter', {}), 400, 'missing field serial');
-  const accepted = expectJson(await post('/devices/confirm-counter', { serial: SERIAL })) as any;
+  expectTextError(await agent.post('/devices/confirm-counter', { serial: 'NOSUCH' }), 404, 'no device with serial "NOSUCH"');
+  expectTextError(await agent.post('/devices/confirm-counter', {}), 400, 'missing field serial');
+  const accepted = expectJson(await agent.post('/devices/confirm-counter', { serial: SERIAL })) as any;
   assert.equal(accepted.raw_data.counter_flag, undefined);
   assert.ok(!(accepted.status_messages ?? []).some((m: string) => m.startsWith('page counter went down')));
   assert.equal(await latestPages(), 7532);
-  expectTextError(await post('/devices/confirm-counter', { serial: SERIAL }), 409, `device ${SERIAL} has no flagged page counter`);
+  expectTextError(await agent.post('/devices/confirm-counter', { serial: SERIAL }), 409, `device ${SERIAL} has no flagged page counter`);
   // From the accepted count on, readings are stored again.
-  const next = expectJson(await post('/devices/metrics/collect', { serial: SERIAL })) as any;
+  const next = expectJson(await agent.post('/devices/metrics/collect', { serial: SERIAL })) as any;
   assert.equal(next.page_count, 7532);
 });
 
 test('(c) a person confirms the move: the record moves to the address they saw, and only then', { skip: skip ?? false }, async () => {
   const d = await device();
   assert.equal(d.raw_data.pending_move.ip, RESPONDER, 'still pending from the rounds before');
-  expectTextError(await post('/devices/confirm-move', { serial: SERIAL }), 400, 'missing field ip');
-  expectTextError(await post('/devices/confirm-move', { serial: 'NOSUCH', ip: RESPONDER }), 404, 'no device with serial "NOSUCH"');
-  expectTextError(await post('/devices/confirm-move', { serial: SERIAL, ip: '127.0.32.9' }), 409, `device ${SERIAL}'s pending move is to ${RESPONDER}, not 127.0.32.9`);
+  expectTextError(await agent.post('/devices/confirm-move', { serial: SERIAL }), 400, 'missing field ip');
+  expectTextError(await agent.post('/devices/confirm-move', { serial: 'NOSUCH', ip: RESPONDER }), 404, 'no device with serial "NOSUCH"');
+  expectTextError(await agent.post('/devices/confirm-move', { serial: SERIAL, ip: '127.0.32.9' }), 409, `device ${SERIAL}'s pending move is to ${RESPONDER}, not 127.0.32.9`);
   assert.equal((await device()).ip, PRINTER, 'a refused confirmation changes nothing');
-  const moved = expectJson(await post('/devices/confirm-move', { serial: SERIAL, ip: RESPONDER })) as any;
+  const moved = expectJson(await agent.post('/devices/confirm-move', { serial: SERIAL, ip: RESPONDER })) as any;
   assert.equal(moved.ip, RESPONDER);
   assert.equal(moved.raw_data?.pending_move, undefined);
   assert.ok(!(moved.status_messages ?? []).some((m: string) => m.startsWith('address move pending')));
   assert.equal((await device()).ip, RESPONDER);
-  expectTextError(await post('/devices/confirm-move', { serial: SERIAL, ip: RESPONDER }), 409, `device ${SERIAL} has no pending move`);
+  expectTextError(await agent.post('/devices/confirm-move', { serial: SERIAL, ip: RESPONDER }), 409, `device ${SERIAL} has no pending move`);
   // Polls now read the new address. Its counter (5) is below the stored one: flagged, not stored.
-  const r = await post('/devices/metrics/collect', { serial: SERIAL });
+  const r = await agent.post('/devices/metrics/collect', { serial: SERIAL });
   assert.equal(r.status, 409, r.body);
   assert.match(r.body, new RegExp(`^page counter went down: 5 read at ${RESPONDER.replaceAll('.', '\\.')}`));
   assert.ok(!(await pageCounts()).includes(5));

@@ -26,8 +26,6 @@ let phone: import('playwright-core').Page;
 let base: string;
 const pageErrors: string[] = [];
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 before(async () => {
   if (skip) return;
@@ -46,7 +44,7 @@ before(async () => {
   for (let t = hourStart(now - 10 * DAY); t < now - 6 * DAY; t += HOUR) lines.push(metrics(INKJET, 'hourly', t, reading(t + 59 * 60_000)));
   for (let t = now - 6 * DAY + HOUR; t <= now - 15 * 60_000; t += HOUR) lines.push(metrics(INKJET, 'raw', t, reading(t)));
   agent = await startAgent({ seed: ndjson(lines) });
-  expectJson(await post('/settings', { display: { time_zone: 'Europe/Berlin' } }));
+  expectJson(await agent.post('/settings', { display: { time_zone: 'Europe/Berlin' } }));
   browser = await launchChromium();
   base = `https://127.0.0.1:${agent.httpsPort}`;
   const context = (viewport: { width: number; height: number }, mobile: boolean) => browser.newContext({

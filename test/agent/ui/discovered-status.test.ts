@@ -52,8 +52,6 @@ let phone: import('playwright-core').Page;
 let base: string;
 const pageErrors: string[] = [];
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 before(async () => {
   if (skip) return;
@@ -81,7 +79,7 @@ before(async () => {
     ]),
   });
   // One manual range, the Linux host alone; nothing of the machine's own subnets.
-  expectJson(await post('/settings', {
+  expectJson(await agent.post('/settings', {
     discovery: { allowed_ranges: ['127.0.0.0/8'], subnet_scan: false, manual_ranges: true, ranges_text: LINUX_HOST, snmp_timeout_ms: 800 },
     snmp: { port: sim.port, communities: ['public'] },
   }));

@@ -62,8 +62,6 @@ let phone: import('playwright-core').Page;
 let base: string;
 const cspViolations: string[] = [];
 
-const post = (path: string, body: unknown) =>
-  agent.request(path, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: JSON.stringify(body) });
 
 before(async () => {
   if (skip) return;
@@ -90,7 +88,7 @@ before(async () => {
     ]),
   });
   // What the simulator needs (its UDP port, a short timeout); no range is enabled yet.
-  expectJson(await post('/settings', { discovery: { allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800 }, snmp: { port: sim.port, communities: ['public'] } }));
+  expectJson(await agent.post('/settings', { discovery: { allowed_ranges: ['127.0.0.0/8'], snmp_timeout_ms: 800 }, snmp: { port: sim.port, communities: ['public'] } }));
   browser = await launchChromium();
   base = `https://127.0.0.1:${agent.httpsPort}`;
   desktop = await browser.newPage({ ignoreHTTPSErrors: true, viewport: DESKTOP });
@@ -275,7 +273,7 @@ test('settings: errors under their fields and nothing changes (ranges, polling, 
   await go(desktop, '#/settings/snmp', '#s-snmp-v3-0--auth_key');
   assert.equal(await desktop.inputValue('#s-snmp-v3-0--auth_key'), '', 'never echoed back');
   assert.doesNotMatch(await desktop.content(), /authsecret|privsecret/);
-  expectJson(await post('/settings', { snmp: { v3: [] } })); // the simulator speaks v2c only: keep the scan below short
+  expectJson(await agent.post('/settings', { snmp: { v3: [] } })); // the simulator speaks v2c only: keep the scan below short
 
   // The central server: a bad address under its field; a good one (a closed loopback port) starts
   // the enrollment, and the link's state follows live (server_status); the token never comes back.
@@ -292,7 +290,7 @@ test('settings: errors under their fields and nothing changes (ranges, polling, 
   await desktop.waitForFunction(() => !/^off/.test(document.querySelector('#server-link .badge')?.textContent ?? 'off'));
   assert.equal(await desktop.inputValue('#s-server-enrollment_token'), '');
   assert.doesNotMatch(await desktop.content(), /join-secret-123/);
-  expectJson(await post('/settings', { server: { url: '' } }));
+  expectJson(await agent.post('/settings', { server: { url: '' } }));
   await desktop.waitForFunction(() => /^off/.test(document.querySelector('#server-link .badge')?.textContent ?? ''));
 
   await go(phone, '#/settings', '#s-discovery-ranges_text');
@@ -370,7 +368,7 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   // with the stream live (no refresh round).
   assert.equal(await desktop.getAttribute('#conn', 'data-state'), 'live');
   const other = (await openNow()).find((a) => !a.acknowledged_at);
-  expectJson(await post('/api/alerts/acknowledge', { id: other.id }));
+  expectJson(await agent.post('/api/alerts/acknowledge', { id: other.id }));
   await desktop.waitForFunction((n) => document.getElementById('alert-count')?.textContent === String(n), unacked - 2);
   await desktop.waitForSelector(`#alerts tr[data-alert="${other.id}"]:has-text("acknowledged")`);
   // History: the checkbox asks for cleared ones too (none yet: the same rows).
@@ -386,7 +384,7 @@ test('alerts: the header counts unacknowledged alerts; the Alerts view lists ope
   await desktop.click('#settings-alerts button[type="submit"]');
   await desktop.waitForFunction(() => document.getElementById('settings-alerts-msg')?.textContent === 'Saved.');
   assert.equal(((expectJson(await agent.get('/settings')) as any).alerts.supply_below_percent), 20);
-  expectJson(await post('/settings', { alerts: { supply_below_percent: 15 } }));
+  expectJson(await agent.post('/settings', { alerts: { supply_below_percent: 15 } }));
   await go(phone, '#/alerts', '#alerts[data-loaded="true"]');
   await fitsWidth(phone, 'alerts (phone)');
   await accessible(phone, 'alerts (phone)');
@@ -451,9 +449,9 @@ test('notifications: a settings part with rules, write-only secrets, "Send a tes
     assert.match(result, /Not delivered to http:\/\/198\.18\.7\.2:8080\/down: HTTP 500/);
     // An alert opened (the jam rule turned off and on again): the failing delivery is listed with why.
     const jamOpen = async () => (expectJson(await agent.get('/api/alerts')) as any[]).some((a) => a.kind === 'jam');
-    expectJson(await post('/settings', { alerts: { jam: false } }));
+    expectJson(await agent.post('/settings', { alerts: { jam: false } }));
     for (const end = Date.now() + 60_000; (await jamOpen()) && Date.now() < end; ) await new Promise((r) => setTimeout(r, 200));
-    expectJson(await post('/settings', { alerts: { jam: true } }));
+    expectJson(await agent.post('/settings', { alerts: { jam: true } }));
     await desktop.waitForFunction(() => /HTTP 500/.test(document.getElementById('notify-outbox')?.textContent ?? ''), undefined, { timeout: 60_000 });
     assert.ok(calls.filter((c) => c === '/ok').length >= 2, 'the alert reached the working webhook');
     await desktop.locator('#notifications').screenshot({ path: join(shots, 'notifications-desktop.png') });
@@ -564,7 +562,7 @@ test('printer page: identity, edit with the lock rule, chart period switch and c
 test('pages per period: bars and a table of days, weeks and months in the box\'s time zone, with totals; 1280 and 390 px', { skip }, async () => {
   // The box's zone (display.time_zone), not the browser's: the browser is somewhere else.
   const zone = 'Europe/Berlin';
-  expectJson(await post('/settings', { display: { time_zone: zone } }));
+  expectJson(await agent.post('/settings', { display: { time_zone: zone } }));
   const digits = (t: string | null) => Number((t ?? '').replace(/[^0-9]/g, ''));
   for (const viewport of [DESKTOP, { width: 390, height: 844 }]) {
     const ctx = await browser.newContext({ ignoreHTTPSErrors: true, viewport, timezoneId: 'America/Chicago', isMobile: viewport.width < 640, hasTouch: viewport.width < 640 });
